@@ -1,0 +1,262 @@
+"""Loading the hardware catalog: built-in YAML files plus the user's files and directories.
+
+Every file holds one item with a ``kind`` (device, interconnect, system, library, profile, sources) and a
+``name``. A user file may ``extends: <name>`` an item of the same kind and override only some fields; a user
+item with the name of a built-in one replaces it. Paths in ``ROOFLIB_CATALOG`` (``os.pathsep``-separated) are
+added to every catalog. Validation errors name the file, the field and the value.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from rooflib.errors import SpecError, UnknownNameError
+from rooflib.specs.devices import DeviceSpec
+from rooflib.specs.figures import SOURCE_PREFIXES
+from rooflib.specs.interconnects import InterconnectSpec
+from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
+
+__all__ = ["Catalog", "RawItem", "builtin_data_dir", "default_catalog"]
+
+KINDS = ("device", "interconnect", "system", "library", "profile", "sources")
+_MODELS: dict[str, Any] = {
+    "device": DeviceSpec,
+    "interconnect": TypeAdapter(InterconnectSpec),
+    "system": SystemSpec,
+    "library": LibrarySpec,
+    "profile": ProfileSpec,
+}
+T = TypeVar("T")
+
+
+def builtin_data_dir(sub: str) -> Path:
+    """The installed data folder (``rooflib/_data/<sub>``), or the source tree's ``<sub>/`` in a checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_data" / sub, here.parent / sub):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"rooflib data folder {sub!r} not found next to {here}")
+
+
+@dataclass(frozen=True)
+class RawItem:
+    kind: str
+    name: str
+    data: dict[str, Any]
+    path: Path
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        raise SpecError(path, [("<yaml>", None, f"not valid YAML: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise SpecError(path, [("<file>", data, "must be a mapping with 'kind' and 'name'")])
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise SpecError(path, [("kind", kind, f"must be one of {', '.join(KINDS)}")])
+    if kind != "sources" and not isinstance(data.get("name"), str):
+        raise SpecError(path, [("name", data.get("name"), "every item needs a string 'name'")])
+    return data
+
+
+def _yaml_files(root: Path) -> Iterator[Path]:
+    if root.is_file():
+        yield root
+        return
+    if not root.is_dir():
+        raise FileNotFoundError(f"catalog path {root} is neither a file nor a folder")
+    yield from sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) and "value" not in value:
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _loc(loc: tuple[int | str, ...], kind: str) -> str:
+    parts = list(loc)
+    if kind == "interconnect" and parts and parts[0] in ("nvlink", "nvswitch", "pcie", "infiniband"):
+        parts = parts[1:]  # the discriminator tag is not a field the user wrote
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<item>"
+
+
+def _lookup(data: Mapping[str, Any], dotted: str) -> object:
+    node: object = data
+    for part in dotted.replace("[", ".").replace("]", "").split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def validate(kind: str, data: Mapping[str, Any], path: Path | str) -> Any:
+    """Validate raw ``data`` of ``kind``; a failure becomes a :class:`SpecError` naming ``path``."""
+    model = _MODELS[kind]
+    clean = {k: v for k, v in data.items() if k != "extends"}
+    try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(clean)
+        return model.model_validate(clean)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = _loc(err["loc"], kind)
+            value = err.get("input")
+            if where.endswith(".value") or isinstance(value, Mapping):
+                value = _lookup(clean, where) if not isinstance(value, Mapping | list) else value
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key (misspelt?)"
+            problems.append((where, value, msg))
+        raise SpecError(path, problems) from None
+
+
+@dataclass
+class Catalog:
+    """All catalog items by kind and name, validated on first use."""
+
+    paths: tuple[Path, ...] = ()
+    items: dict[str, dict[str, RawItem]] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _cache: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, extra: Iterable[str | Path] = (), *, builtin: bool = True) -> Catalog:
+        roots: list[Path] = [builtin_data_dir("hardware")] if builtin else []
+        env = os.environ.get("ROOFLIB_CATALOG", "")
+        roots += [Path(p) for p in env.split(os.pathsep) if p]
+        roots += [Path(p) for p in extra]
+        cat = cls(paths=tuple(roots), items={k: {} for k in KINDS})
+        for root in roots:
+            for path in _yaml_files(root):
+                cat.add_file(path)
+        return cat
+
+    def add_file(self, path: Path) -> RawItem | None:
+        data = _read_yaml(path)
+        if data["kind"] == "sources":
+            entries = data.get("sources")
+            if not isinstance(entries, dict):
+                raise SpecError(path, [("sources", entries, "must map source ids to {title, url}")])
+            self.sources.update(entries)
+            return None
+        item = RawItem(data["kind"], data["name"], data, path)
+        self.items[item.kind][item.name] = item
+        self._cache.clear()
+        return item
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.items[kind])
+
+    def raw(self, kind: str, name: str) -> RawItem:
+        """The item's raw data with any ``extends`` chain merged in."""
+        try:
+            item = self.items[kind][name]
+        except KeyError:
+            raise UnknownNameError(kind, name, self.items[kind]) from None
+        parent = item.data.get("extends")
+        if parent is None:
+            return item
+        if parent == name:
+            raise SpecError(item.path, [("extends", parent, "an item cannot extend itself")])
+        if parent not in self.items[kind]:
+            raise SpecError(item.path, [("extends", parent, f"no {kind} of that name")])
+        base = self.raw(kind, parent)
+        return RawItem(kind, name, _deep_merge(base.data, item.data), item.path)
+
+    def get(self, kind: str, name: str) -> Any:
+        key = (kind, name)
+        if key not in self._cache:
+            item = self.raw(kind, name)
+            spec = validate(kind, item.data, item.path)
+            self.check_sources(spec, item.path)
+            self._cache[key] = spec
+        return self._cache[key]
+
+    def device(self, name: str) -> DeviceSpec:
+        spec: DeviceSpec = self.get("device", name)
+        return spec
+
+    def system(self, name: str) -> SystemSpec:
+        spec: SystemSpec = self.get("system", name)
+        return spec
+
+    def library(self, name: str) -> LibrarySpec:
+        spec: LibrarySpec = self.get("library", name)
+        return spec
+
+    def interconnect(self, name: str) -> Any:
+        return self.get("interconnect", name)
+
+    def profile(self, name_or_path: str | Path) -> tuple[ProfileSpec, Path]:
+        path = Path(name_or_path)
+        if path.suffix in (".yaml", ".yml") and path.is_file():
+            item = self.add_file(path)
+            assert item is not None
+            if item.kind != "profile":
+                raise SpecError(path, [("kind", item.kind, "a profile file needs kind: profile")])
+            name = item.name
+        else:
+            name = str(name_or_path)
+        spec: ProfileSpec = self.get("profile", name)
+        return spec, self.items["profile"][name].path
+
+    def check_sources(self, spec: BaseModel, path: Path) -> None:
+        """Every ``source`` must be a known id or start with one of :data:`SOURCE_PREFIXES`."""
+        problems = [
+            (where, src, f"unknown source id; add it to hardware/sources.yaml or start with {SOURCE_PREFIXES}")
+            for where, src in _walk_sources(spec, "")
+            if not src.startswith(SOURCE_PREFIXES) and src not in self.sources
+        ]
+        if problems and self.sources:
+            raise SpecError(path, problems)
+
+
+def _walk_sources(obj: object, prefix: str) -> Iterator[tuple[str, str]]:
+    if isinstance(obj, BaseModel):
+        for name in type(obj).model_fields:
+            value = getattr(obj, name)
+            where = f"{prefix}.{name}" if prefix else name
+            if name == "source" and isinstance(value, str):
+                yield where, value
+            elif name == "sources" and isinstance(value, tuple):
+                for i, src in enumerate(value):
+                    yield f"{where}[{i}]", src
+            else:
+                yield from _walk_sources(value, where)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _walk_sources(value, f"{prefix}.{key}")
+
+
+_DEFAULT: Catalog | None = None
+
+
+def default_catalog() -> Catalog:
+    """The built-in catalog plus ``ROOFLIB_CATALOG``, loaded once per process."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Catalog.load()
+    return _DEFAULT

@@ -1,0 +1,138 @@
+"""Device (GPU) specs. One YAML file per device under ``hardware/devices/``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from rooflib.specs.figures import (
+    Bandwidth,
+    Bytes,
+    Count,
+    Duration,
+    FlopRate,
+    Fraction,
+    Frequency,
+    SizeCurve,
+    SpecModel,
+)
+
+__all__ = [
+    "DTYPES",
+    "DeviceSpec",
+    "DType",
+    "GemmTile",
+    "MechanismSpec",
+    "MechanismSpecs",
+    "NVLinkPort",
+    "TensorPeaks",
+    "VectorPeaks",
+]
+
+DType = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4"]
+DTYPES: tuple[DType, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+
+
+class TensorPeaks(SpecModel):
+    """Dense tensor-core peaks in FLOP/s (no structured sparsity). Absent means the device lacks the type."""
+
+    fp64: FlopRate | None = None
+    tf32: FlopRate | None = None
+    bf16: FlopRate | None = None
+    fp16: FlopRate | None = None
+    fp8: FlopRate | None = None
+    fp4: FlopRate | None = None
+
+
+class VectorPeaks(SpecModel):
+    """CUDA-core (non-tensor) peaks in FLOP/s, counting an FMA as two FLOPs."""
+
+    fp64: FlopRate
+    fp32: FlopRate
+    bf16: FlopRate | None = None
+    fp16: FlopRate | None = None
+
+
+class NVLinkPort(SpecModel):
+    """The GPU's NVLink: which generation (an interconnect in the catalog) and how many links."""
+
+    link: str = Field(description="interconnect name, e.g. nvlink4")
+    links: Count
+
+
+class MechanismSpec(SpecModel):
+    """How one transfer mechanism moves a message to a peer GPU (ParallelKittens, section 3).
+
+    time(bytes, sms) = fixed_cost + bytes / (min(peak_fraction * link, sms * per_sm_bandwidth) * size_efficiency)
+    """
+
+    fixed_cost: Duration
+    per_sm_bandwidth: Bandwidth | None = Field(
+        default=None, description="rate one SM drives; None for mechanisms that use no SMs (copy engine)"
+    )
+    peak_fraction: Fraction
+    size_efficiency: SizeCurve | None = None
+
+
+class MechanismSpecs(SpecModel):
+    copy_engine: MechanismSpec
+    tma: MechanismSpec | None = None
+    ldst: MechanismSpec
+    multimem: MechanismSpec | None = None
+
+    @model_validator(mode="after")
+    def _copy_engine_uses_no_sms(self) -> MechanismSpecs:
+        if self.copy_engine.per_sm_bandwidth is not None:
+            raise ValueError("copy_engine.per_sm_bandwidth must be absent: the copy engine uses no SMs")
+        for name in ("tma", "ldst", "multimem"):
+            mech = getattr(self, name)
+            if mech is not None and mech.per_sm_bandwidth is None:
+                raise ValueError(f"{name}.per_sm_bandwidth is required: {name} is driven by SMs")
+        return self
+
+
+class GemmTile(SpecModel):
+    """Default output tile of a tuned GEMM kernel on this device, for tile and wave quantisation."""
+
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+class DeviceSpec(SpecModel):
+    kind: Literal["device"]
+    name: str
+    display_name: str
+    architecture: str
+    compute_capability: str
+    sms: Count
+    boost_clock: Frequency
+    tensor: TensorPeaks
+    vector: VectorPeaks
+    register_file_per_sm: Bytes
+    shared_memory_per_sm: Bytes
+    l2_size: Bytes
+    l2_bandwidth: Bandwidth
+    hbm_size: Bytes
+    hbm_bandwidth: Bandwidth
+    hbm_efficiency: Fraction = Field(description="achievable fraction of hbm_bandwidth for a streaming copy")
+    tensor_efficiency: Fraction = Field(description="achievable fraction of the tensor peak for a large GEMM")
+    copy_engines: Count
+    nvlink: NVLinkPort
+    pcie: str = Field(description="host interface, an interconnect name")
+    transfer: MechanismSpecs
+    gemm_tile: GemmTile
+    sync_intra_sm: Duration = Field(description="mbarrier synchronisation inside one SM")
+    sync_inter_sm: Duration = Field(description="synchronisation between SMs through global memory")
+    kernel_launch: Duration = Field(description="host launch to kernel start, stream-ordered")
+
+    def tensor_peak(self, dtype: DType) -> float | None:
+        """Dense tensor-core FLOP/s for ``dtype`` or None when absent (fp32 maps to tf32 only if asked)."""
+        fig = getattr(self.tensor, dtype, None) if dtype != "fp32" else None
+        return None if fig is None else fig.value
+
+    def vector_peak(self, dtype: DType) -> float | None:
+        fig = getattr(self.vector, dtype, None)
+        return None if fig is None else fig.value

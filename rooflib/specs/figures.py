@@ -1,0 +1,161 @@
+"""Sourced figures: a value in SI units plus the source it came from.
+
+In YAML a figure is written ``{value: "450 GB/s", source: h100-datasheet}``; ``source`` is an id from
+``hardware/sources.yaml`` or a free text starting with ``measured:``, ``derived:``, ``projection:`` or
+``assumption:``. Size-dependent efficiencies are tables (:class:`SizeCurve`), never code constants.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rooflib.units import Dimension, parse_quantity
+
+__all__ = [
+    "SOURCE_PREFIXES",
+    "Bandwidth",
+    "Bytes",
+    "Count",
+    "Duration",
+    "Figure",
+    "FlopRate",
+    "Fraction",
+    "Frequency",
+    "SizeCurve",
+    "SpecModel",
+]
+
+SOURCE_PREFIXES = ("measured:", "derived:", "projection:", "assumption:", "calibrated:")
+
+
+class SpecModel(BaseModel):
+    """Base of every spec model: unknown keys are errors and specs are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Figure(SpecModel):
+    """A number with a unit and a source. ``value`` is always SI after validation."""
+
+    dimension: ClassVar[Dimension] = "count"
+    allow_zero: ClassVar[bool] = False
+
+    value: float
+    source: str = Field(min_length=1)
+    note: str | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _parse_value(cls, raw: object) -> float:
+        return parse_quantity(raw, cls.dimension)
+
+    @field_validator("value")
+    @classmethod
+    def _check_range(cls, v: float) -> float:
+        if v < 0 or (v == 0 and not cls.allow_zero):
+            bound = ">= 0" if cls.allow_zero else "> 0"
+            raise ValueError(f"must be {bound}, got {v!r}")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_value(cls, data: Any) -> Any:
+        # A bare scalar is an error that says what is expected, not pydantic's generic "dict expected".
+        if not isinstance(data, dict) and not isinstance(data, Figure):
+            raise ValueError(
+                f"a figure must be written as {{value: ..., source: ...}}, got {data!r} (every figure needs a source)"
+            )
+        return data
+
+    def __float__(self) -> float:
+        return self.value
+
+
+class Bytes(Figure):
+    dimension: ClassVar[Dimension] = "bytes"
+
+
+class Bandwidth(Figure):
+    """Bytes per second, per direction unless the field says otherwise."""
+
+    dimension: ClassVar[Dimension] = "bandwidth"
+
+
+class Duration(Figure):
+    dimension: ClassVar[Dimension] = "time"
+    allow_zero: ClassVar[bool] = True
+
+
+class Frequency(Figure):
+    dimension: ClassVar[Dimension] = "frequency"
+
+
+class FlopRate(Figure):
+    dimension: ClassVar[Dimension] = "flop_rate"
+
+
+class Count(Figure):
+    dimension: ClassVar[Dimension] = "count"
+
+    @field_validator("value")
+    @classmethod
+    def _integral(cls, v: float) -> float:
+        if v != int(v):
+            raise ValueError(f"must be a whole number, got {v!r}")
+        return v
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+
+class Fraction(Figure):
+    """An efficiency or share in (0, 1]."""
+
+    dimension: ClassVar[Dimension] = "fraction"
+
+    @field_validator("value")
+    @classmethod
+    def _unit_interval(cls, v: float) -> float:
+        if not 0 < v <= 1:
+            raise ValueError(f"must be in (0, 1], got {v!r}")
+        return v
+
+
+class SizeCurve(SpecModel):
+    """Efficiency against message size, interpolated linearly in log2(bytes) and clamped at both ends.
+
+    YAML: ``{points: [[2 KiB, 0.74], [1 MiB, 0.95]], source: ...}``.
+    """
+
+    points: tuple[tuple[float, float], ...]
+    source: str = Field(min_length=1)
+    note: str | None = None
+
+    @field_validator("points", mode="before")
+    @classmethod
+    def _parse_points(cls, raw: object) -> tuple[tuple[float, float], ...]:
+        if not isinstance(raw, list | tuple) or not raw:
+            raise ValueError("must be a non-empty list of [size, efficiency] pairs")
+        out: list[tuple[float, float]] = []
+        for i, pair in enumerate(raw):
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ValueError(f"point {i} must be a [size, efficiency] pair, got {pair!r}")
+            size = parse_quantity(pair[0], "bytes")
+            eff = parse_quantity(pair[1], "fraction")
+            if size <= 0 or not 0 < eff <= 1:
+                raise ValueError(f"point {i} needs size > 0 and efficiency in (0, 1], got {pair!r}")
+            out.append((size, eff))
+        sizes = [p[0] for p in out]
+        if sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
+            raise ValueError("sizes must be strictly increasing")
+        return tuple(out)
+
+    def __call__(self, nbytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        x = np.log2(np.maximum(np.asarray(nbytes, dtype=np.float64), 1.0))
+        xs = np.log2([p[0] for p in self.points])
+        ys = np.array([p[1] for p in self.points])
+        return np.interp(x, xs, ys)

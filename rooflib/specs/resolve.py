@@ -1,0 +1,194 @@
+"""A system resolved from the catalog: its spec, device, links, library, size and optional calibrated profile."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rooflib.errors import GroupError, SpecError
+from rooflib.specs.catalog import Catalog, default_catalog, validate
+from rooflib.specs.devices import DeviceSpec
+from rooflib.specs.interconnects import InfiniBandSpec, NVLinkSpec, NVSwitchSpec, PCIeSpec
+from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
+
+__all__ = ["System", "load_system"]
+
+
+@dataclass(frozen=True)
+class System:
+    """Everything the cost models need about one system, with ``nodes`` nodes in use."""
+
+    spec: SystemSpec
+    device: DeviceSpec
+    link: NVLinkSpec
+    switch: NVSwitchSpec
+    nic: InfiniBandSpec | None
+    host_link: PCIeSpec | None
+    library: LibrarySpec
+    nodes: int
+    profile: ProfileSpec | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.spec.gpus_per_node
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.spec.gpus_per_node
+
+    @property
+    def domain_gpus(self) -> int:
+        """GPUs in one NVLink domain (capped by the system's size)."""
+        return min(self.spec.scale_up.domain_gpus, self.gpus)
+
+    @property
+    def nvlink_bandwidth(self) -> float:
+        """Raw NVLink bandwidth per GPU per direction (links x per-link rate), B/s."""
+        return int(self.device.nvlink.links) * self.link.per_link_bandwidth.value
+
+    @property
+    def nic_bandwidth(self) -> float:
+        """Raw scale-out bandwidth per NIC per direction, B/s (0 without a scale-out network)."""
+        return 0.0 if self.nic is None else self.nic.port_bandwidth.value
+
+    def group(self, gpus: int | Iterable[int] | None = None) -> tuple[int, ...]:
+        """Indices of a GPU group: ``None`` for all, ``n`` for the first n, or explicit indices."""
+        if gpus is None:
+            return tuple(range(self.gpus))
+        if isinstance(gpus, int):
+            if gpus < 1 or gpus > self.gpus:
+                raise GroupError(
+                    f"--gpus {gpus} does not fit system {self.name!r}, which has {self.gpus} GPUs "
+                    f"({self.nodes} nodes x {self.gpus_per_node}; up to {self.spec.nodes.max} nodes)"
+                )
+            return tuple(range(gpus))
+        members = tuple(int(g) for g in gpus)
+        if not members:
+            raise GroupError("a GPU group needs at least one GPU")
+        bad = [g for g in members if not 0 <= g < self.gpus]
+        if bad:
+            raise GroupError(f"GPU indices {bad} are outside system {self.name!r} (0..{self.gpus - 1})")
+        if len(set(members)) != len(members):
+            raise GroupError(f"GPU group {list(members)} names a GPU twice")
+        return members
+
+
+def _set_path(data: dict[str, Any], dotted: str, value: object, profile_path: Path) -> None:
+    parts = dotted.split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        if not isinstance(node, dict) or part not in node:
+            where = ".".join(parts[: i + 1])
+            raise SpecError(profile_path, [(f"overrides.{dotted}", value, f"no field {where!r} to override")])
+        node = node[part]
+    if not isinstance(node, dict):
+        raise SpecError(profile_path, [(f"overrides.{dotted}", value, "parent is not a mapping")])
+    node[parts[-1]] = copy.deepcopy(value)
+
+
+def _apply_profile(
+    catalog: Catalog, raws: dict[str, tuple[str, dict[str, Any], Path]], profile: ProfileSpec, path: Path
+) -> None:
+    for dotted, value in profile.overrides.items():
+        head, _, rest = dotted.partition(".")
+        target = head
+        if head == "interconnect":
+            target, _, rest = rest.partition(".")
+        if target not in raws or not rest:
+            valid = ", ".join(sorted(k if k in ("device", "library", "system") else f"interconnect.{k}" for k in raws))
+            raise SpecError(path, [(f"overrides.{dotted}", value, f"path must start with one of: {valid}")])
+        _set_path(raws[target][1], rest, value, path)
+
+
+def load_system(
+    name: str,
+    *,
+    nodes: int | None = None,
+    gpus: int | None = None,
+    profile: str | Path | None = None,
+    catalog: Catalog | None = None,
+) -> System:
+    """Resolve system ``name`` from the catalog.
+
+    ``nodes`` sets the node count (default: the system's default); ``gpus`` sizes it to hold at least that
+    many GPUs (for clusters whose node count is a parameter). ``profile`` (a name or a YAML path) overrides
+    catalog figures with calibrated ones.
+    """
+    cat = catalog or default_catalog()
+    sys_spec = cat.system(name)
+    per_node = sys_spec.gpus_per_node
+    if nodes is None:
+        nodes = sys_spec.nodes.default
+        if gpus is not None:
+            nodes = max(nodes, math.ceil(gpus / per_node))
+    if not 1 <= nodes <= sys_spec.nodes.max:
+        raise GroupError(
+            f"system {name!r} takes 1 to {sys_spec.nodes.max} nodes of {per_node} GPUs "
+            f"(up to {sys_spec.nodes.max * per_node} GPUs); asked for {nodes} nodes"
+            + (f" to hold {gpus} GPUs" if gpus is not None else "")
+        )
+    prof: ProfileSpec | None = None
+    if profile is not None:
+        prof, prof_path = cat.profile(profile)
+        if prof.system != name:
+            raise SpecError(prof_path, [("system", prof.system, f"profile is for another system than {name!r}")])
+    names = {
+        "system": name,
+        "device": sys_spec.device,
+        "library": sys_spec.library,
+    }
+    dev_spec = cat.device(sys_spec.device)
+    links = {
+        dev_spec.nvlink.link: "nvlink",
+        sys_spec.scale_up.switch: "nvswitch",
+    }
+    if sys_spec.scale_out is not None:
+        links[sys_spec.scale_out.nic] = "infiniband"
+        links[sys_spec.scale_out.host_link] = "pcie"
+    kinds = {"system": "system", "device": "device", "library": "library"}
+    raws: dict[str, tuple[str, dict[str, Any], Path]] = {}
+    for key, item_name in names.items():
+        raw = cat.raw(kinds[key], item_name)
+        raws[key] = (kinds[key], copy.deepcopy(raw.data), raw.path)
+    for link_name in links:
+        raw = cat.raw("interconnect", link_name)
+        raws[link_name] = ("interconnect", copy.deepcopy(raw.data), raw.path)
+    if prof is not None:
+        _apply_profile(cat, raws, prof, prof_path)
+        specs = {}
+        for key, (kind, data, path) in raws.items():
+            spec = validate(kind, data, f"{path} (with profile {prof_path})")
+            cat.check_sources(spec, prof_path)
+            specs[key] = spec
+    else:
+        specs = {key: cat.get(kind, names.get(key, key)) for key, (kind, _, _) in raws.items()}
+
+    def link_of(family: str) -> Any:
+        for link_name, fam in links.items():
+            if fam == family:
+                spec = specs[link_name]
+                if getattr(spec, "family", None) != family:
+                    where = raws[link_name][2]
+                    raise SpecError(where, [("family", getattr(spec, "family", None), f"expected {family}")])
+                return spec
+        return None
+
+    return System(
+        spec=specs["system"],
+        device=specs["device"],
+        link=link_of("nvlink"),
+        switch=link_of("nvswitch"),
+        nic=link_of("infiniband"),
+        host_link=link_of("pcie"),
+        library=specs["library"],
+        nodes=nodes,
+        profile=prof,
+    )
