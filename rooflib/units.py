@@ -94,9 +94,7 @@ def parse_quantity(value: object, dimension: Dimension) -> float:
         number, unit = match.groups()
         table = _TABLES[dimension]
         if unit not in table:
-            raise UnitError(
-                f"unknown unit {unit!r} in {value!r} for a {dimension}; use e.g. {_EXAMPLES[dimension]}"
-            )
+            raise UnitError(f"unknown unit {unit!r} in {value!r} for a {dimension}; use e.g. {_EXAMPLES[dimension]}")
         out = float(number) * table[unit]
     else:
         raise UnitError(f"expected a {dimension} such as {_EXAMPLES[dimension]}, got {value!r}")

@@ -20,8 +20,8 @@ from rooflib.specs.figures import (
 
 __all__ = [
     "DTYPES",
-    "DeviceSpec",
     "DType",
+    "DeviceSpec",
     "GemmTile",
     "MechanismSpec",
     "MechanismSpecs",

@@ -158,4 +158,4 @@ class SizeCurve(SpecModel):
         x = np.log2(np.maximum(np.asarray(nbytes, dtype=np.float64), 1.0))
         xs = np.log2([p[0] for p in self.points])
         ys = np.array([p[1] for p in self.points])
-        return np.interp(x, xs, ys)
+        return np.asarray(np.interp(x, xs, ys), dtype=np.float64)

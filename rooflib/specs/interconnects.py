@@ -71,6 +71,4 @@ class InfiniBandSpec(_InterconnectBase):
     switch_radix: Count = Field(description="ports per switch of this generation")
 
 
-InterconnectSpec = Annotated[
-    NVLinkSpec | NVSwitchSpec | PCIeSpec | InfiniBandSpec, Field(discriminator="family")
-]
+InterconnectSpec = Annotated[NVLinkSpec | NVSwitchSpec | PCIeSpec | InfiniBandSpec, Field(discriminator="family")]

@@ -18,7 +18,7 @@ from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 __all__ = ["System", "load_system"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class System:
     """Everything the cost models need about one system, with ``nodes`` nodes in use."""
 
@@ -108,6 +108,34 @@ def _apply_profile(
         _set_path(raws[target][1], rest, value, path)
 
 
+def _node_count(spec: SystemSpec, nodes: int | None, gpus: int | None) -> int:
+    per_node = spec.gpus_per_node
+    if nodes is None:
+        nodes = spec.nodes.default if gpus is None else max(spec.nodes.default, math.ceil(gpus / per_node))
+    if not 1 <= nodes <= spec.nodes.max:
+        held = f" to hold {gpus} GPUs" if gpus is not None else ""
+        raise GroupError(
+            f"system {spec.name!r} takes 1 to {spec.nodes.max} nodes of {per_node} GPUs "
+            f"(up to {spec.nodes.max * per_node} GPUs); asked for {nodes} nodes{held}"
+        )
+    return nodes
+
+
+def _raw_items(cat: Catalog, spec: SystemSpec) -> tuple[dict[str, tuple[str, dict[str, Any], Path]], dict[str, str]]:
+    """Raw data of every item the system uses, keyed by role (system, device, library) or interconnect name."""
+    links = {cat.device(spec.device).nvlink.link: "nvlink", spec.scale_up.switch: "nvswitch"}
+    if spec.scale_out is not None:
+        links[spec.scale_out.nic] = "infiniband"
+        links[spec.scale_out.host_link] = "pcie"
+    wanted = [("system", "system", spec.name), ("device", "device", spec.device), ("library", "library", spec.library)]
+    wanted += [(name, "interconnect", name) for name in links]
+    raws = {}
+    for key, kind, item in wanted:
+        raw = cat.raw(kind, item)
+        raws[key] = (kind, copy.deepcopy(raw.data), raw.path)
+    return raws, links
+
+
 def load_system(
     name: str,
     *,
@@ -124,61 +152,29 @@ def load_system(
     """
     cat = catalog or default_catalog()
     sys_spec = cat.system(name)
-    per_node = sys_spec.gpus_per_node
-    if nodes is None:
-        nodes = sys_spec.nodes.default
-        if gpus is not None:
-            nodes = max(nodes, math.ceil(gpus / per_node))
-    if not 1 <= nodes <= sys_spec.nodes.max:
-        raise GroupError(
-            f"system {name!r} takes 1 to {sys_spec.nodes.max} nodes of {per_node} GPUs "
-            f"(up to {sys_spec.nodes.max * per_node} GPUs); asked for {nodes} nodes"
-            + (f" to hold {gpus} GPUs" if gpus is not None else "")
-        )
+    count = _node_count(sys_spec, nodes, gpus)
+    raws, links = _raw_items(cat, sys_spec)
     prof: ProfileSpec | None = None
+    specs: dict[str, Any] = {}
     if profile is not None:
         prof, prof_path = cat.profile(profile)
         if prof.system != name:
             raise SpecError(prof_path, [("system", prof.system, f"profile is for another system than {name!r}")])
-    names = {
-        "system": name,
-        "device": sys_spec.device,
-        "library": sys_spec.library,
-    }
-    dev_spec = cat.device(sys_spec.device)
-    links = {
-        dev_spec.nvlink.link: "nvlink",
-        sys_spec.scale_up.switch: "nvswitch",
-    }
-    if sys_spec.scale_out is not None:
-        links[sys_spec.scale_out.nic] = "infiniband"
-        links[sys_spec.scale_out.host_link] = "pcie"
-    kinds = {"system": "system", "device": "device", "library": "library"}
-    raws: dict[str, tuple[str, dict[str, Any], Path]] = {}
-    for key, item_name in names.items():
-        raw = cat.raw(kinds[key], item_name)
-        raws[key] = (kinds[key], copy.deepcopy(raw.data), raw.path)
-    for link_name in links:
-        raw = cat.raw("interconnect", link_name)
-        raws[link_name] = ("interconnect", copy.deepcopy(raw.data), raw.path)
-    if prof is not None:
         _apply_profile(cat, raws, prof, prof_path)
-        specs = {}
         for key, (kind, data, path) in raws.items():
-            spec = validate(kind, data, f"{path} (with profile {prof_path})")
-            cat.check_sources(spec, prof_path)
-            specs[key] = spec
+            specs[key] = validate(kind, data, f"{path} (with profile {prof_path})")
+            cat.check_sources(specs[key], prof_path)
     else:
+        names = {"system": name, "device": sys_spec.device, "library": sys_spec.library}
         specs = {key: cat.get(kind, names.get(key, key)) for key, (kind, _, _) in raws.items()}
 
     def link_of(family: str) -> Any:
         for link_name, fam in links.items():
             if fam == family:
-                spec = specs[link_name]
-                if getattr(spec, "family", None) != family:
-                    where = raws[link_name][2]
-                    raise SpecError(where, [("family", getattr(spec, "family", None), f"expected {family}")])
-                return spec
+                found = getattr(specs[link_name], "family", None)
+                if found != family:
+                    raise SpecError(raws[link_name][2], [("family", found, f"expected {family}")])
+                return specs[link_name]
         return None
 
     return System(
@@ -189,6 +185,6 @@ def load_system(
         nic=link_of("infiniband"),
         host_link=link_of("pcie"),
         library=specs["library"],
-        nodes=nodes,
+        nodes=count,
         profile=prof,
     )

@@ -9,8 +9,8 @@ from pydantic import Field, model_validator
 from rooflib.specs.figures import Count, Duration, Fraction, SizeCurve, SpecModel
 
 __all__ = [
-    "LinkClass",
     "LibrarySpec",
+    "LinkClass",
     "NodeCount",
     "ProfileSpec",
     "ProtocolSpec",
@@ -44,9 +44,7 @@ class ScaleUp(SpecModel):
     @model_validator(mode="after")
     def _links_match_planes(self) -> ScaleUp:
         if len(self.links_per_plane) != self.planes:
-            raise ValueError(
-                f"links_per_plane has {len(self.links_per_plane)} entries but planes = {self.planes}"
-            )
+            raise ValueError(f"links_per_plane has {len(self.links_per_plane)} entries but planes = {self.planes}")
         if any(n <= 0 for n in self.links_per_plane):
             raise ValueError("links_per_plane entries must be > 0")
         if self.racks is not None and self.domain_gpus % self.racks.gpus_per_rack:

@@ -1,0 +1,163 @@
+"""Public entry point of the collective model: :func:`predict_collective`.
+
+>>> from rooflib.specs import load_system
+>>> r = predict_collective("all_reduce", load_system("hgx-h100"), nbytes=1 << 30)
+>>> r.algorithm[0], round(r.busbw[0] / 1e9)    # doctest: +SKIP
+('nvls', 478)
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from rooflib.collectives.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
+from rooflib.collectives.group import Group
+from rooflib.collectives.model import Launch, PlanCost, cost_plan, plan_time
+from rooflib.collectives.plans import ALGORITHMS_FOR, NotApplicable, build_plan
+from rooflib.errors import GroupError
+from rooflib.specs.resolve import System
+from rooflib.topology.links import LINK_CLASSES
+from rooflib.topology.topology import Topology
+
+__all__ = ["CollectiveResult", "LinkLoad", "predict_collective", "topology_of"]
+
+FloatArray = npt.NDArray[np.float64]
+_TOPOLOGIES: weakref.WeakKeyDictionary[System, Topology] = weakref.WeakKeyDictionary()
+_COSTS: weakref.WeakKeyDictionary[System, dict[tuple[str, str, tuple[int, ...]], PlanCost | str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def topology_of(system: System) -> Topology:
+    """The (cached) topology of ``system``."""
+    topo = _TOPOLOGIES.get(system)
+    if topo is None:
+        topo = _TOPOLOGIES[system] = Topology(system)
+    return topo
+
+
+def _cost(system: System, op: Op, alg: Algorithm, members: tuple[int, ...]) -> PlanCost | str:
+    cache = _COSTS.setdefault(system, {})
+    key = (op, alg, members)
+    if key not in cache:
+        topo = topology_of(system)
+        try:
+            plan = build_plan(op, alg, Group(topo.links, members))
+            cache[key] = cost_plan(plan, system, topo.links)
+        except NotApplicable as exc:
+            cache[key] = str(exc)
+    return cache[key]
+
+
+@dataclass(frozen=True)
+class LinkLoad:
+    source: str
+    target: str
+    cls: str
+    bytes: float
+    utilization: float  # busy share of the collective's time at the link's raw peak
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """Predictions for one op on one group, at every size of ``nbytes`` (arrays, aligned)."""
+
+    op: Op
+    system: str
+    gpus: int
+    nbytes: FloatArray
+    time_s: FloatArray
+    algbw: FloatArray
+    busbw: FloatArray
+    algorithm: list[str]
+    protocol: list[str]
+    candidates: dict[str, FloatArray]
+    not_applicable: dict[str, str]
+    _costs: dict[str, PlanCost] = field(repr=False)
+    _topology: Topology = field(repr=False)
+
+    def link_loads(self, index: int = 0, *, top: int | None = 10) -> list[LinkLoad]:
+        """Busiest links of the chosen algorithm at size ``nbytes[index]``, busiest first."""
+        cost = self._costs[self.algorithm[index]]
+        table = self._topology.links
+        total = sum((ph.loads for ph in cost.phases), np.zeros(table.size)) * float(self.nbytes[index])
+        util = total / table.bandwidth / float(self.time_s[index])
+        order = np.argsort(-total)
+        order = order[total[order] > 0][:top]
+        return [
+            LinkLoad(*table.endpoints(int(i)), LINK_CLASSES[int(table.cls[i])], float(total[i]), float(util[i]))
+            for i in order
+        ]
+
+    def class_loads(self, index: int = 0) -> dict[str, float]:
+        """Largest per-link bytes in each link class for the chosen algorithm at ``nbytes[index]``."""
+        cost = self._costs[self.algorithm[index]]
+        table = self._topology.links
+        total = sum((ph.loads for ph in cost.phases), np.zeros(table.size)) * float(self.nbytes[index])
+        return {
+            name: float(total[table.cls == i].max()) for i, name in enumerate(LINK_CLASSES) if (table.cls == i).any()
+        }
+
+
+def predict_collective(
+    op: str,
+    system: System,
+    *,
+    nbytes: npt.ArrayLike,
+    gpus: int | Iterable[int] | None = None,
+    algorithm: str = "auto",
+    launch: Launch = "stream",
+) -> CollectiveResult:
+    """Predict ``op`` on ``gpus`` of ``system`` (``None``: all; ``n``: the first n; or explicit indices).
+
+    ``nbytes`` is the nccl-tests size (scalar or array, bytes). ``algorithm="auto"`` takes the fastest
+    applicable algorithm at each size; a named one is used alone (an error says why when it cannot run).
+    ``launch="graph"`` uses the launch cost inside a replayed CUDA graph.
+    """
+    the_op = check_op(op)
+    members = system.group(gpus)
+    sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.float64))
+    if sizes.ndim != 1 or (sizes < 0).any() or not np.isfinite(sizes).all():
+        raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
+    names = ALGORITHMS_FOR[the_op] if algorithm == "auto" else (check_algorithm(algorithm),)
+    launch_s = (system.library.launch_overhead if launch == "stream" else system.library.graph_launch_overhead).value
+    costs: dict[str, PlanCost] = {}
+    reasons: dict[str, str] = {}
+    for alg in names:
+        c = _cost(system, the_op, alg, members)
+        if isinstance(c, str):
+            reasons[alg] = c
+        else:
+            costs[alg] = c
+    if not costs:
+        detail = "; ".join(f"{k}: {v}" for k, v in reasons.items())
+        raise GroupError(f"no algorithm can run {the_op} on {len(members)} GPUs of {system.name}: {detail}")
+    times: dict[str, FloatArray] = {}
+    protos: dict[str, list[str]] = {}
+    for name, c in costs.items():
+        times[name], protos[name] = plan_time(c, sizes, launch_s)
+    stacked = np.vstack(list(times.values()))
+    pick = np.argmin(stacked, axis=0)
+    algs = list(times)
+    time_s = stacked[pick, np.arange(sizes.size)]
+    algbw, busbw = bandwidths(the_op, len(members), sizes, time_s)
+    return CollectiveResult(
+        op=the_op,
+        system=system.name,
+        gpus=len(members),
+        nbytes=sizes,
+        time_s=time_s,
+        algbw=algbw,
+        busbw=busbw,
+        algorithm=[algs[i] for i in pick],
+        protocol=[protos[algs[i]][j] for j, i in enumerate(pick)],
+        candidates=times,
+        not_applicable=reasons,
+        _costs=costs,
+        _topology=topology_of(system),
+    )

@@ -1,0 +1,155 @@
+"""Evaluating collective plans: time, algbw and busbw for arrays of sizes, and the choice of algorithm.
+
+For each phase of a plan the transfers are routed over the topology; with ``load_l`` bytes per byte of S on
+link l, the phase's bandwidth term is ``S * repeat * max_l load_l / (bw_l * eff_l)``, where ``eff_l`` is the
+achievable share of the raw link peak (the library's for NCCL algorithms, the ld/st mechanism's for the
+symmetric-memory ones). Protocol regimes (NCCL's LL, LL128, Simple) trade per-hop latency against usable
+bandwidth; the fastest applicable one is taken at each size, as NCCL's tuner does:
+
+    t(S) = launch + base_latency(alg) + sum_phases [hops_nv * lat_p(nvlink) + hops_net * lat_p(ib)
+                                                   + S * beta_phase / (bw_fraction_p * size_eff(msg * S))]
+
+Sources: NCCL src/graph/tuning.cc for the structure and default latencies; nccl-tests for algbw and busbw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from rooflib.collectives.conventions import Algorithm, Op
+from rooflib.collectives.plans import Phase, Plan
+from rooflib.specs.resolve import System
+from rooflib.topology.links import IB, NV, PCIE, LinkTable
+from rooflib.topology.routing import link_loads
+
+__all__ = ["Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "plan_time"]
+
+FloatArray = npt.NDArray[np.float64]
+Launch = Literal["stream", "graph"]
+
+
+@dataclass(frozen=True)
+class Regime:
+    """A protocol: per-hop latency by link kind, share of bandwidth carrying data, size limit."""
+
+    name: str
+    lat_nv: float
+    lat_net: float
+    bw_fraction: float
+    max_bytes: float = float("inf")
+
+
+@dataclass(frozen=True)
+class PhaseCost:
+    beta: float  # seconds per byte of S at full protocol efficiency
+    hops_nv: int
+    hops_net: int
+    msg: float
+    loads: FloatArray  # bytes per byte of S on every link, all repeats included
+    bottleneck: int  # link index of the tightest link (-1 when none)
+
+
+@dataclass(frozen=True)
+class PlanCost:
+    op: Op
+    algorithm: Algorithm
+    n: int
+    phases: tuple[PhaseCost, ...]
+    regimes: tuple[Regime, ...]
+    base_latency: float
+    size_curve_points: tuple[tuple[float, float], ...] | None
+
+
+def _efficiency(system: System, regime: str) -> FloatArray:
+    lib = system.library
+    eff = np.ones(3)
+    eff[NV] = lib.link_efficiency["nvlink"].value if "nvlink" in lib.link_efficiency else 1.0
+    eff[PCIE] = lib.link_efficiency["pcie"].value if "pcie" in lib.link_efficiency else 1.0
+    eff[IB] = lib.link_efficiency["ib"].value if "ib" in lib.link_efficiency else 1.0
+    if regime == "p2p":
+        eff[NV] = system.device.transfer.ldst.peak_fraction.value
+    if regime == "nvls" and lib.nvls_efficiency is not None:
+        eff[NV] *= lib.nvls_efficiency.value
+    return eff
+
+
+def _regimes(system: System, plan: Plan, table: LinkTable) -> tuple[Regime, ...]:
+    lib = system.library
+    nv_lat = float(table.latency[table.nv_up.start] + table.latency[table.nv_down.start])
+    net_lat = system.nic.latency.value if system.nic is not None else nv_lat
+    if plan.regime == "p2p":
+        return (Regime("p2p", nv_lat, net_lat, 1.0),)
+    protos = dict(lib.protocols)
+    if plan.regime == "nvls":
+        protos = {k: v for k, v in protos.items() if k == "simple"} or protos
+    out = []
+    for name, p in protos.items():
+        lat_nv = p.hop_latency["nvlink"].value if "nvlink" in p.hop_latency else nv_lat
+        lat_net = p.hop_latency["ib"].value if "ib" in p.hop_latency else net_lat
+        out.append(Regime(name, lat_nv, lat_net, p.bandwidth_fraction.value, p.max_bytes or float("inf")))
+    return tuple(out)
+
+
+def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System) -> PhaseCost:
+    loads = link_loads(table, phase.src, phase.dst, phase.frac) * phase.repeat
+    if phase.switch_members is not None:
+        members = phase.switch_members
+        for p in range(table.planes):
+            share = table.plane_share[p]
+            loads[table.nv_up.start + members * table.planes + p] += phase.switch_egress * share * phase.repeat
+            loads[table.nv_down.start + members * table.planes + p] += phase.switch_ingress * share * phase.repeat
+    cap = table.bandwidth * eff[table.cls]
+    ratio = loads / cap
+    beta = float(ratio.max()) if ratio.size else 0.0
+    bottleneck = int(ratio.argmax()) if beta > 0 else -1
+    if phase.reduce_bytes and system.switch.reduction_bandwidth is not None:
+        engine = phase.reduce_bytes * phase.repeat / system.switch.reduction_bandwidth.value
+        if engine > beta:
+            beta, bottleneck = engine, -1
+    return PhaseCost(beta, phase.hops_nv, phase.hops_net, phase.msg, loads, bottleneck)
+
+
+def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
+    """Route a plan once; the result evaluates any array of sizes cheaply."""
+    eff = _efficiency(system, plan.regime)
+    phases = tuple(_phase_cost(p, table, eff, system) for p in plan.phases)
+    base = system.library.algorithm_latency.get(plan.algorithm)
+    curve = system.library.link_size_efficiency
+    return PlanCost(
+        plan.op,
+        plan.algorithm,
+        plan.group.n,
+        phases,
+        _regimes(system, plan, table),
+        0.0 if base is None else base.value,
+        None if curve is None else curve.points,
+    )
+
+
+def _size_eff(points: tuple[tuple[float, float], ...] | None, nbytes: FloatArray) -> FloatArray:
+    if points is None:
+        return np.ones_like(nbytes)
+    xs = np.log2([p[0] for p in points])
+    ys = np.array([p[1] for p in points])
+    return np.asarray(np.interp(np.log2(np.maximum(nbytes, 1.0)), xs, ys), dtype=np.float64)
+
+
+def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[FloatArray, list[str]]:
+    """Predicted time (s) of a costed plan at each size, and the protocol regime chosen at each size."""
+    s = np.asarray(nbytes, dtype=np.float64)
+    best = np.full(s.shape, np.inf)
+    names = np.full(s.shape, "", dtype=object)
+    for regime in cost.regimes:
+        t = np.full(s.shape, launch_s + cost.base_latency)
+        for ph in cost.phases:
+            eff = regime.bw_fraction * _size_eff(cost.size_curve_points, ph.msg * s)
+            t = t + ph.hops_nv * regime.lat_nv + ph.hops_net * regime.lat_net + s * ph.beta / eff
+        t = np.where(s <= regime.max_bytes, t, np.inf)
+        better = t < best
+        best = np.where(better, t, best)
+        names = np.where(better, regime.name, names)
+    return best, [str(x) for x in np.ravel(names)]

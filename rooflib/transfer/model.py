@@ -1,0 +1,159 @@
+"""One message between two GPUs by each transfer mechanism (ParallelKittens, section 3 and Table 1).
+
+For mechanism m moving ``nbytes`` from ``src`` to ``dst`` with ``sms`` SMs:
+
+    rate = min(peak_fraction_m * link, sms * per_sm_bandwidth_m) * size_efficiency_m(nbytes)
+    time = fixed_cost_m + nbytes / rate
+
+``link`` is the raw bottleneck bandwidth of the path (per direction) from the topology. The copy engine uses
+no SMs (``sms`` is ignored for it). Capabilities are facts of the hardware, not data: the copy engine cannot
+reduce; TMA (``cp.reduce.async.bulk`` add) and ld/st (``red``) can reduce into peer memory; only multimem
+instructions reduce inside the NVSwitch, and only on switches with multicast.
+
+>>> from rooflib.specs import load_system
+>>> h100 = load_system("hgx-h100")
+>>> float(transfer_time(h100, "copy_engine", 1e9)) > float(transfer_time(h100, "copy_engine", 1e6))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+import numpy.typing as npt
+
+from rooflib.errors import GroupError, RooflibError, UnknownNameError
+from rooflib.specs.devices import MechanismSpec
+from rooflib.specs.resolve import System
+
+__all__ = [
+    "CAPABILITIES",
+    "MECHANISMS",
+    "Capability",
+    "Mechanism",
+    "Reduction",
+    "available_mechanisms",
+    "check_mechanism",
+    "link_bandwidth",
+    "mechanism_rate",
+    "saturating_sms",
+    "transfer_time",
+]
+
+Mechanism = Literal["copy_engine", "tma", "ldst", "multimem"]
+MECHANISMS: tuple[Mechanism, ...] = get_args(Mechanism)
+Reduction = Literal["none", "peer", "switch"]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Capability:
+    uses_sms: bool
+    peer_reduce: bool  # can add into the peer's memory
+    switch_reduce: bool  # can reduce inside the NVSwitch
+    needs_multicast: bool
+    granularity: str
+
+
+CAPABILITIES: dict[Mechanism, Capability] = {
+    "copy_engine": Capability(False, False, False, False, "contiguous buffer, host-issued DMA"),
+    "tma": Capability(True, True, False, False, "tile (bulk async copy, one thread issues)"),
+    "ldst": Capability(True, True, False, False, "element (16-byte vectors per thread)"),
+    "multimem": Capability(True, True, True, True, "element (multimem.st / ld_reduce / red)"),
+}
+
+
+def check_mechanism(name: str) -> Mechanism:
+    mech = name.replace("-", "_").lower()
+    if mech not in MECHANISMS:
+        raise UnknownNameError("mechanism", name, (*MECHANISMS, "auto"))
+    return mech
+
+
+def _spec(system: System, mech: Mechanism) -> MechanismSpec:
+    spec: MechanismSpec | None = getattr(system.device.transfer, mech)
+    if spec is None:
+        raise RooflibError(f"{system.device.display_name} has no {mech} mechanism")
+    if CAPABILITIES[mech].needs_multicast and not system.switch.multicast:
+        raise RooflibError(f"{mech} needs NVSwitch multicast, which {system.switch.display_name} lacks")
+    return spec
+
+
+def available_mechanisms(system: System, reduction: Reduction = "none") -> list[Mechanism]:
+    """Mechanisms the system has that can perform ``reduction`` (none, into peer memory, or in the switch)."""
+    out: list[Mechanism] = []
+    for mech in MECHANISMS:
+        cap = CAPABILITIES[mech]
+        if getattr(system.device.transfer, mech) is None or (cap.needs_multicast and not system.switch.multicast):
+            continue
+        if reduction == "peer" and not cap.peer_reduce:
+            continue
+        if reduction == "switch" and not (cap.switch_reduce and system.switch.in_network_reduction):
+            continue
+        out.append(mech)
+    return out
+
+
+def link_bandwidth(system: System, src: int = 0, dst: int = 1) -> float:
+    """Raw per-direction bottleneck bandwidth (B/s) of the path from ``src`` to ``dst``."""
+    from rooflib.collectives.api import topology_of
+
+    if src == dst:
+        raise GroupError(f"a peer transfer needs two different GPUs, got {src} and {dst}")
+    return topology_of(system).bottleneck(src, dst)
+
+
+def mechanism_rate(
+    system: System, mech: Mechanism, sms: npt.ArrayLike | None = None, *, link: float | None = None
+) -> FloatArray:
+    """Large-message rate (B/s) of ``mech`` with ``sms`` SMs (all SMs when None), before size effects."""
+    spec = _spec(system, mech)
+    bw = link_bandwidth(system) if link is None else link
+    cap = spec.peak_fraction.value * bw
+    total = int(system.device.sms)
+    s = np.asarray(total if sms is None else sms, dtype=np.float64)
+    if (s < 0).any() or (s > total).any():
+        raise GroupError(f"sms must be in 0..{total} on {system.device.display_name}, got {sms!r}")
+    if spec.per_sm_bandwidth is None:
+        return np.full(s.shape, cap)
+    return np.minimum(cap, s * spec.per_sm_bandwidth.value)
+
+
+def saturating_sms(system: System, mech: Mechanism, *, link: float | None = None) -> int:
+    """Fewest SMs with which ``mech`` reaches its large-message cap (0 for the copy engine)."""
+    spec = _spec(system, mech)
+    if spec.per_sm_bandwidth is None:
+        return 0
+    bw = link_bandwidth(system) if link is None else link
+    need = math.ceil(spec.peak_fraction.value * bw / spec.per_sm_bandwidth.value - 1e-9)
+    return min(int(system.device.sms), max(1, need))
+
+
+def transfer_time(
+    system: System,
+    mechanism: str,
+    nbytes: npt.ArrayLike,
+    sms: npt.ArrayLike | None = None,
+    *,
+    src: int = 0,
+    dst: int = 1,
+) -> FloatArray:
+    """Seconds to move ``nbytes`` (array) from GPU ``src`` to ``dst`` by ``mechanism`` with ``sms`` SMs.
+
+    ``sms`` broadcasts against ``nbytes``; ``None`` means all SMs (ignored by the copy engine). Zero SMs
+    with an SM-driven mechanism gives ``inf``.
+    """
+    mech = check_mechanism(mechanism)
+    spec = _spec(system, mech)
+    size = np.asarray(nbytes, dtype=np.float64)
+    if (size < 0).any() or not np.isfinite(size).all():
+        raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
+    rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst))
+    if spec.size_efficiency is not None:
+        rate = rate * spec.size_efficiency(size)
+    with np.errstate(divide="ignore"):
+        body = np.where(size > 0, size / rate, 0.0)
+    return np.asarray(spec.fixed_cost.value + body, dtype=np.float64)
