@@ -154,6 +154,6 @@ def transfer_time(
     rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst))
     if spec.size_efficiency is not None:
         rate = rate * spec.size_efficiency(size)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         body = np.where(size > 0, size / rate, 0.0)
     return np.asarray(spec.fixed_cost.value + body, dtype=np.float64)

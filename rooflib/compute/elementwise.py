@@ -1,0 +1,190 @@
+"""Elementwise and normalisation kernels on CUDA cores (vector units), in SI units.
+
+Bytes are the reads plus writes of the tensors, each once (a fused kernel; per-row statistics kept in
+registers are not counted). FLOPs are a small count per element, listed below; they are arithmetic-intensity
+bookkeeping, not an instruction count (exp, tanh and rsqrt count 1 each though they run on the
+special-function units).
+
+=============  =====  ======  ===============================================================================
+op             reads  writes  FLOPs / element
+=============  =====  ======  ===============================================================================
+copy           1      1       0
+add, mul       2      1       1
+gelu           1      1       9 (``0.5 x (1 + tanh(c (x + 0.044715 x^3)))``; Hendrycks & Gimpel 2016)
+silu           1      1       4 (``x / (1 + exp(-x))``: negate, exp, add, divide)
+swiglu         2      1       5 (silu of the gate, times the up projection)
+rmsnorm        1      1       4 (square, sum, scale by rsqrt, times weight; Zhang & Sennrich 2019),
+                              plus the weight read once
+layernorm      1      1       7 (sum, subtract mean, square, sum, scale, times gamma, plus beta;
+                              Ba et al. 2016), plus gamma and beta read once
+softmax        1      1       5 (max, subtract, exp, sum, scale by the reciprocal)
+=============  =====  ======  ===============================================================================
+
+Arithmetic runs at the device's vector rate for the storage dtype when it has one (packed bf16/fp16 FMA), else
+at the fp32 vector rate (kernels upcast fp8, fp4 and tf32 to fp32 to compute). Memory runs at HBM bandwidth x
+``hbm_efficiency``, so these kernels are memory-bound on every device in the catalog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+from types import MappingProxyType
+from typing import Literal
+
+from rooflib.compute.cost import ComputeCost, roofline_cost
+from rooflib.compute.rates import ComputeError, Rates, bytes_per_element, check_dtype
+from rooflib.specs.devices import DeviceSpec, DType
+
+__all__ = [
+    "ELEMENTWISE_OPS",
+    "NORMALIZATIONS",
+    "ElementwiseOp",
+    "Normalization",
+    "OpCounts",
+    "elementwise",
+    "elementwise_op",
+    "normalization",
+]
+
+ElementwiseOp = Literal["copy", "add", "mul", "gelu", "silu", "swiglu"]
+Normalization = Literal["rmsnorm", "layernorm", "softmax"]
+
+
+@dataclass(frozen=True)
+class OpCounts:
+    """Per-element reads and writes (tensors of the full size) and FLOPs of one op; ``params`` are per-column
+    vectors (weights) read once per call."""
+
+    reads: int
+    writes: int
+    flops_per_element: float
+    params: int = 0
+
+
+ELEMENTWISE_OPS: MappingProxyType[ElementwiseOp, OpCounts] = MappingProxyType(
+    {
+        "copy": OpCounts(reads=1, writes=1, flops_per_element=0.0),
+        "add": OpCounts(reads=2, writes=1, flops_per_element=1.0),
+        "mul": OpCounts(reads=2, writes=1, flops_per_element=1.0),
+        "gelu": OpCounts(reads=1, writes=1, flops_per_element=9.0),
+        "silu": OpCounts(reads=1, writes=1, flops_per_element=4.0),
+        "swiglu": OpCounts(reads=2, writes=1, flops_per_element=5.0),
+    }
+)
+"""Counts of the named elementwise ops (table in the module docstring)."""
+
+NORMALIZATIONS: MappingProxyType[Normalization, OpCounts] = MappingProxyType(
+    {
+        "rmsnorm": OpCounts(reads=1, writes=1, flops_per_element=4.0, params=1),
+        "layernorm": OpCounts(reads=1, writes=1, flops_per_element=7.0, params=2),
+        "softmax": OpCounts(reads=1, writes=1, flops_per_element=5.0, params=0),
+    }
+)
+"""Counts of the row-wise normalisations (table in the module docstring)."""
+
+
+def _vector_rates(device: DeviceSpec, dtype: str, sms: int | None, derate: bool) -> tuple[DType, Rates]:
+    dt = check_dtype(dtype)
+    compute: DType = dt if device.vector_peak(dt) is not None else "fp32"
+    return dt, Rates.from_device(device, compute, "vector", sms=sms, derate=derate)
+
+
+def _count(name: str, value: float, *, positive: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not value >= (1 if positive else 0):
+        bound = ">= 1" if positive else ">= 0"
+        raise ComputeError(f"{name} must be a number {bound}, got {value!r}")
+    if value == float("inf"):
+        raise ComputeError(f"{name} must be finite, got {value!r}")
+    return float(value)
+
+
+def elementwise(
+    device: DeviceSpec,
+    elements: int,
+    dtype: str = "bf16",
+    *,
+    reads: int = 1,
+    writes: int = 1,
+    flops_per_element: float = 1.0,
+    sms: int | None = None,
+    derate: bool = True,
+) -> ComputeCost:
+    """Cost of an elementwise kernel over ``elements`` elements of ``dtype`` (SI units).
+
+    ``reads`` and ``writes`` count full-size tensors; bytes = ``(reads + writes) x elements x size(dtype)``.
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> c = elementwise(dev, 2**30, "bf16", reads=2, writes=1)  # add two 2 GiB tensors
+    >>> c.bound, round(c.time_s * 1e3, 3)  # 6 GiB at 3.35 TB/s x 0.90
+    ('memory', 2.137)
+    """
+    n = _count("elements", elements, positive=True)
+    r = _count("reads", reads, positive=False)
+    w = _count("writes", writes, positive=False)
+    f = _count("flops_per_element", flops_per_element, positive=False)
+    dt, rates = _vector_rates(device, dtype, sms, derate)
+    return roofline_cost(f * n, (r + w) * n * bytes_per_element(dt), rates, dtype=dt)
+
+
+def elementwise_op(
+    device: DeviceSpec,
+    op: ElementwiseOp,
+    elements: int,
+    dtype: str = "bf16",
+    *,
+    sms: int | None = None,
+    derate: bool = True,
+) -> ComputeCost:
+    """Cost of a named elementwise op (``copy``, ``add``, ``mul``, ``gelu``, ``silu``, ``swiglu``).
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> elementwise_op(dev, "gelu", 2**20).flops
+    9437184.0
+    """
+    if op not in ELEMENTWISE_OPS:
+        raise ComputeError(f"unknown elementwise op {op!r}; valid ops: {', '.join(ELEMENTWISE_OPS)}")
+    c = ELEMENTWISE_OPS[op]
+    return elementwise(
+        device,
+        elements,
+        dtype,
+        reads=c.reads,
+        writes=c.writes,
+        flops_per_element=c.flops_per_element,
+        sms=sms,
+        derate=derate,
+    )
+
+
+def normalization(
+    device: DeviceSpec,
+    rows: int,
+    cols: int,
+    dtype: str = "bf16",
+    kind: Normalization = "rmsnorm",
+    *,
+    sms: int | None = None,
+    derate: bool = True,
+) -> ComputeCost:
+    """Cost of a row-wise ``rmsnorm``, ``layernorm`` or ``softmax`` over a ``rows x cols`` tensor (forward).
+
+    Bytes = ``(reads + writes) x rows x cols x size + params x cols x size`` (weights in ``dtype``).
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> c = normalization(dev, 16384, 8192, "bf16", "rmsnorm")
+    >>> c.bound, c.flops / (16384 * 8192), round(c.time_s * 1e6, 1)
+    ('memory', 4.0, 178.1)
+    """
+    if kind not in NORMALIZATIONS:
+        raise ComputeError(f"unknown normalization {kind!r}; valid kinds: {', '.join(NORMALIZATIONS)}")
+    c = NORMALIZATIONS[kind]
+    nr = _count("rows", rows, positive=True)
+    nc = _count("cols", cols, positive=True)
+    dt, rates = _vector_rates(device, dtype, sms, derate)
+    size = bytes_per_element(dt)
+    nbytes = (c.reads + c.writes) * nr * nc * size + c.params * nc * size
+    return roofline_cost(c.flops_per_element * nr * nc, nbytes, rates, dtype=dt)

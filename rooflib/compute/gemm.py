@@ -1,0 +1,203 @@
+"""GEMM cost: ``C[m, n] = A[m, k] @ B[k, n]`` (times ``batch``), with tile and wave quantisation.
+
+FLOPs = ``2 m n k batch`` (one multiply and one add per MAC). HBM bytes are the *minimum* traffic: A and B
+read once and C written once (``beta = 0``); re-reads of A/B tiles that miss L2 are not counted, so memory
+time is a lower bound. fp4 block scales are not counted.
+
+Compute time (``ideal=False``) follows how a tiled kernel runs (CUTLASS / cuBLAS; NVIDIA "Matrix
+Multiplication Background" user guide, sections on tile and wave quantisation):
+
+- **tile quantisation**: the output is cut into ``tiles = batch x ceil(m / tm) x ceil(n / tn)`` tiles of the
+  device's ``gemm_tile`` (``tm x tn x tk``); a partial tile costs a full one, and ``k`` is padded to a
+  multiple of ``tk``;
+- **split-K**: when the tiles do not fill one wave, tuned libraries split K so idle SMs get work (CUTLASS
+  split-K, Stream-K: Osama et al., PPoPP 2023). ``split_k=None`` picks ``min(k / tk, sms // tiles)`` splits
+  for an under-filled wave and 1 otherwise; the partial sums are assumed to be reduced through L2 and are not
+  counted as HBM traffic;
+- **wave quantisation**: ``waves = ceil(tiles x split / sms)``; every wave takes as long as one work unit at
+  the per-SM rate, ``2 tm tn ceil(k_tiles / split) tk / (flops_per_s / sms)``.
+
+``ideal=True`` drops quantisation: ``compute_s = flops / flops_per_s``, what a roofline bound uses. Either way
+the FLOP rate is the tensor peak x ``tensor_efficiency`` (``derate=False``: the datasheet peak). The
+efficiency was measured on a large GEMM and so already holds a little wave quantisation; quantised times count
+it again (about 3% for 8192^3 on H100), which errs on the slow side.
+
+GEMMs run on tensor cores for every dtype except ``fp32``, which runs on CUDA cores (SGEMM); ask for ``tf32``
+for a tensor-core fp32 GEMM. ``out_dtype`` defaults to ``dtype``, except bf16 for fp8 and fp4 inputs.
+
+:func:`gemm` and :func:`gemm_quantization` take scalars; :func:`gemm_times` takes numpy arrays (broadcast) of
+``m``, ``n``, ``k`` and returns an array of seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from rooflib.compute.cost import ComputeCost, roofline_cost
+from rooflib.compute.rates import ComputeError, Rates, Unit, bytes_per_element, check_dtype, resolve_sms
+from rooflib.compute.tiling import GemmQuantization, TileShape, as_shape, plan_tiles, resolve_tile
+from rooflib.specs.devices import DeviceSpec, DType, GemmTile
+
+__all__ = [
+    "gemm",
+    "gemm_bytes",
+    "gemm_flops",
+    "gemm_quantization",
+    "gemm_times",
+    "gemm_unit",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def gemm_unit(dtype: str) -> Unit:
+    """The unit a GEMM of ``dtype`` runs on: ``"vector"`` for fp32 (SGEMM), ``"tensor"`` for every other dtype."""
+    return "vector" if check_dtype(dtype) == "fp32" else "tensor"
+
+
+def _out_dtype(dtype: DType, out_dtype: str | None) -> DType:
+    if out_dtype is not None:
+        return check_dtype(out_dtype)
+    return "bf16" if dtype in ("fp8", "fp4") else dtype
+
+
+def gemm_flops(m: int, n: int, k: int, *, batch: int = 1) -> float:
+    """Useful FLOPs of a GEMM: ``2 m n k batch``.
+
+    >>> gemm_flops(8192, 8192, 8192) / 1e12
+    1.099511627776
+    """
+    mm, nn, kk, bb = _checked(m, n, k, batch)
+    return 2.0 * mm * nn * kk * bb
+
+
+def _checked(m: int, n: int, k: int, batch: int) -> tuple[int, int, int, int]:
+    dims = [as_shape(name, value) for name, value in (("m", m), ("n", n), ("k", k), ("batch", batch))]
+    if any(d.ndim for d in dims):
+        raise ComputeError("gemm, gemm_flops, gemm_bytes and gemm_quantization take scalars; use gemm_times for arrays")
+    mm, nn, kk, bb = (int(d) for d in dims)
+    return mm, nn, kk, bb
+
+
+def gemm_bytes(m: int, n: int, k: int, dtype: str = "bf16", *, out_dtype: str | None = None, batch: int = 1) -> float:
+    """Minimum HBM bytes of a GEMM: ``batch x ((m k + k n) x size(dtype) + m n x size(out_dtype))``.
+
+    >>> gemm_bytes(4096, 4096, 4096) / 2**20  # three 32 MiB bf16 matrices
+    96.0
+    """
+    mm, nn, kk, bb = _checked(m, n, k, batch)
+    dt = check_dtype(dtype)
+    inp = (float(mm) * kk + float(kk) * nn) * bytes_per_element(dt)
+    out = float(mm) * nn * bytes_per_element(_out_dtype(dt, out_dtype))
+    return bb * (inp + out)
+
+
+def gemm_quantization(
+    device: DeviceSpec,
+    m: int,
+    n: int,
+    k: int,
+    *,
+    sms: int | None = None,
+    tile: GemmTile | TileShape | None = None,
+    batch: int = 1,
+    split_k: int | None = None,
+) -> GemmQuantization:
+    """Tiles, K-splits, waves and quantisation efficiency of a GEMM on ``sms`` SMs of ``device``.
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")  # tile 128 x 256 x 64, 132 SMs
+    >>> q = gemm_quantization(dev, 8192, 8192, 8192)
+    >>> q.tiles, q.waves, round(q.efficiency, 3)  # 2048 tiles = 15.5 waves, run as 16
+    (2048, 16, 0.97)
+    """
+    used = resolve_sms(device, sms)
+    shape = resolve_tile(device, tile)
+    mm, nn, kk, bb = _checked(m, n, k, batch)
+    m_, n_, k_, b_ = (np.asarray(x, dtype=np.int64) for x in (mm, nn, kk, bb))
+    plan = plan_tiles(m_, n_, k_, b_, shape, used, split_k)
+    waves = int(plan.waves)
+    return GemmQuantization(
+        tile=shape,
+        tiles=int(plan.tiles),
+        split_k=int(plan.split),
+        waves=waves,
+        sms=used,
+        useful_flops=gemm_flops(mm, nn, kk, batch=bb),
+        padded_flops=float(plan.padded_flops),
+        executed_flops=float(waves * used * plan.unit_flops),
+    )
+
+
+def gemm(
+    device: DeviceSpec,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str = "bf16",
+    *,
+    sms: int | None = None,
+    tile: GemmTile | TileShape | None = None,
+    batch: int = 1,
+    out_dtype: str | None = None,
+    split_k: int | None = None,
+    ideal: bool = False,
+    derate: bool = True,
+) -> ComputeCost:
+    """Cost of ``batch`` GEMMs ``[m, k] @ [k, n]`` in ``dtype`` on ``sms`` SMs of ``device`` (SI units).
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> c = gemm(dev, 8192, 8192, 8192)
+    >>> c.bound, round(c.time_s * 1e3, 2), round(gemm(dev, 8192, 8192, 8192, ideal=True).time_s * 1e3, 2)
+    ('compute', 1.43, 1.39)
+    """
+    dt = check_dtype(dtype)
+    rates = Rates.from_device(device, dt, gemm_unit(dt), sms=sms, derate=derate)
+    flops = gemm_flops(m, n, k, batch=batch)
+    nbytes = gemm_bytes(m, n, k, dt, out_dtype=out_dtype, batch=batch)
+    if ideal:
+        resolve_tile(device, tile)  # still validate the arguments
+        return roofline_cost(flops, nbytes, rates)
+    q = gemm_quantization(device, m, n, k, sms=rates.sms, tile=tile, batch=batch, split_k=split_k)
+    return roofline_cost(flops, nbytes, rates, compute_s=q.executed_flops / rates.flops_per_s)
+
+
+def gemm_times(
+    device: DeviceSpec,
+    m: npt.ArrayLike,
+    n: npt.ArrayLike,
+    k: npt.ArrayLike,
+    dtype: str = "bf16",
+    *,
+    sms: int | None = None,
+    tile: GemmTile | TileShape | None = None,
+    batch: npt.ArrayLike = 1,
+    out_dtype: str | None = None,
+    split_k: int | None = None,
+    ideal: bool = False,
+    derate: bool = True,
+) -> FloatArray:
+    """Vectorised :func:`gemm`: ``time_s`` for arrays of ``m``, ``n``, ``k`` (broadcast together), in seconds.
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> t = gemm_times(dev, [4096, 8192], 8192, 8192)
+    >>> bool(np.isclose(t[1], gemm(dev, 8192, 8192, 8192).time_s))
+    True
+    """
+    dt = check_dtype(dtype)
+    out = _out_dtype(dt, out_dtype)
+    rates = Rates.from_device(device, dt, gemm_unit(dt), sms=sms, derate=derate)
+    shape = resolve_tile(device, tile)
+    mm, nn, kk, bb = np.broadcast_arrays(as_shape("m", m), as_shape("n", n), as_shape("k", k), as_shape("batch", batch))
+    mf, nf, kf, bf = (x.astype(np.float64) for x in (mm, nn, kk, bb))
+    nbytes = bf * ((mf * kf + kf * nf) * bytes_per_element(dt) + mf * nf * bytes_per_element(out))
+    if ideal:
+        compute_s = 2.0 * mf * nf * kf * bf / rates.flops_per_s
+    else:
+        plan = plan_tiles(mm, nn, kk, bb, shape, rates.sms, split_k)
+        compute_s = plan.waves * plan.unit_flops / rates.flops_per_sm_per_s
+    result: FloatArray = np.maximum(compute_s, nbytes / rates.bytes_per_s)
+    return result
