@@ -82,12 +82,12 @@ class CollectiveResult:
     _topology: Topology = field(repr=False)
 
     def link_loads(self, index: int = 0, *, top: int | None = 10) -> list[LinkLoad]:
-        """Busiest links of the chosen algorithm at size ``nbytes[index]``, busiest first."""
+        """Links used by the chosen algorithm at size ``nbytes[index]``, highest utilisation first."""
         cost = self._costs[self.algorithm[index]]
         table = self._topology.links
         total = sum((ph.loads for ph in cost.phases), np.zeros(table.size)) * float(self.nbytes[index])
         util = total / table.bandwidth / float(self.time_s[index])
-        order = np.argsort(-total)
+        order = np.argsort(-util)
         order = order[total[order] > 0][:top]
         return [
             LinkLoad(*table.endpoints(int(i)), LINK_CLASSES[int(table.cls[i])], float(total[i]), float(util[i]))

@@ -122,8 +122,9 @@ def _tree(g: Group, op: Op) -> list[Phase]:
     share = 1.0 / (channels * trees)
     ups: list[tuple[IntArray, IntArray, FloatArray]] = []
     nodes = g.nodes
+    rooted = op in ("broadcast", "reduce")  # the root (first member) heads its node's chain in every channel
     for c in range(channels):
-        chains = [np.roll(nd, -c) for nd in g.by_node]
+        chains = [nd if rooted and i == 0 else np.roll(nd, -c) for i, nd in enumerate(g.by_node)]
         for t in range(trees):
             order = np.arange(nodes) if t == 0 else (np.arange(nodes) + 1) % nodes
             heads = np.asarray([chains[i][0] for i in order], dtype=np.int64)

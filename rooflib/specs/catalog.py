@@ -124,7 +124,9 @@ def validate(kind: str, data: Mapping[str, Any], path: Path | str) -> Any:
         for err in exc.errors():
             where = _loc(err["loc"], kind)
             value = err.get("input")
-            if where.endswith(".value") or isinstance(value, Mapping):
+            if err["type"] == "missing" and "." not in where:
+                value = None  # the input is the whole item: naming the missing field says enough
+            elif where.endswith(".value") or isinstance(value, Mapping):
                 value = _lookup(clean, where) if not isinstance(value, Mapping | list) else value
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":

@@ -81,16 +81,17 @@ class System:
         return members
 
 
-def _set_path(data: dict[str, Any], dotted: str, value: object, profile_path: Path) -> None:
+def _set_path(data: dict[str, Any], dotted: str, value: object, profile_path: Path, key: str) -> None:
+    """Set ``data[dotted]``; errors name the override ``key`` exactly as the profile writes it."""
     parts = dotted.split(".")
     node: Any = data
     for i, part in enumerate(parts[:-1]):
         if not isinstance(node, dict) or part not in node:
             where = ".".join(parts[: i + 1])
-            raise SpecError(profile_path, [(f"overrides.{dotted}", value, f"no field {where!r} to override")])
+            raise SpecError(profile_path, [(f"overrides.{key}", value, f"no field {where!r} to override")])
         node = node[part]
     if not isinstance(node, dict):
-        raise SpecError(profile_path, [(f"overrides.{dotted}", value, "parent is not a mapping")])
+        raise SpecError(profile_path, [(f"overrides.{key}", value, "parent is not a mapping")])
     node[parts[-1]] = copy.deepcopy(value)
 
 
@@ -105,7 +106,11 @@ def _apply_profile(
         if target not in raws or not rest:
             valid = ", ".join(sorted(k if k in ("device", "library", "system") else f"interconnect.{k}" for k in raws))
             raise SpecError(path, [(f"overrides.{dotted}", value, f"path must start with one of: {valid}")])
-        _set_path(raws[target][1], rest, value, path)
+        _set_path(raws[target][1], rest, value, path, dotted)
+        if rest.endswith(".value"):  # a bare number from a profile is credited to the profile, not the datasheet
+            _set_path(
+                raws[target][1], rest[: -len("value")] + "source", f"calibrated: profile {profile.name}", path, dotted
+            )
 
 
 def _node_count(spec: SystemSpec, nodes: int | None, gpus: int | None) -> int:
