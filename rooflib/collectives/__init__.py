@@ -1,8 +1,8 @@
 """Collective model: algorithms as phases of concurrent transfers, routed over the topology."""
 
 from rooflib.collectives.api import CollectiveResult, LinkLoad, predict_collective, topology_of
-from rooflib.collectives.conventions import ALGORITHMS, OPS, Algorithm, Op, bandwidths, bus_factor
 from rooflib.collectives.plans import ALGORITHMS_FOR
+from rooflib.conventions import ALGORITHMS, OPS, Algorithm, Op, bandwidths, bus_factor
 
 __all__ = [
     "ALGORITHMS",

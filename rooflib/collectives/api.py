@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.collectives.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
 from rooflib.collectives.group import Group
 from rooflib.collectives.model import Launch, PlanCost, cost_plan, plan_time
 from rooflib.collectives.plans import ALGORITHMS_FOR, NotApplicable, build_plan
+from rooflib.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
 from rooflib.errors import GroupError
 from rooflib.specs.resolve import System
 from rooflib.topology.links import LINK_CLASSES

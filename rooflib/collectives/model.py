@@ -20,8 +20,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.collectives.conventions import Algorithm, Op
 from rooflib.collectives.plans import Phase, Plan
+from rooflib.conventions import Algorithm, Op
 from rooflib.specs.resolve import System
 from rooflib.topology.links import IB, NV, PCIE, LinkTable
 from rooflib.topology.routing import link_loads

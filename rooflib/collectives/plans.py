@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.collectives.conventions import Algorithm, Op
 from rooflib.collectives.group import Group
+from rooflib.conventions import Algorithm, Op
 
 __all__ = ["ALGORITHMS_FOR", "MAX_PAIRS", "NotApplicable", "Phase", "Plan", "build_plan"]
 

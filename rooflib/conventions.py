@@ -1,4 +1,7 @@
-"""Collective names and the nccl-tests bandwidth conventions, shared by the model and the benchmark reporter.
+"""Collective names and the nccl-tests bandwidth conventions, shared by the model and the benchmark workers.
+
+This module imports only numpy and :mod:`rooflib.errors`, so the torchrun workers can use it on machines
+without the rest of rooflib's dependencies.
 
 nccl-tests (doc/PERFORMANCE.md): ``algbw = S / t`` with S the size nccl-tests reports (the full buffer: the
 all-reduce buffer, the all-gather output, the reduce-scatter input, each rank's all-to-all buffer), and

@@ -1,0 +1,124 @@
+"""Reading NCCL's own text: the tuning table it prints and the output of nccl-tests.
+
+``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`` makes NCCL print, per collective, a ``latency/algbw`` pair for
+every (algorithm, protocol): NCCL's own model predicts ``t = latency + bytes / algbw`` and picks the fastest
+(src/graph/tuning.cc). :func:`parse_tuning` reads those tables and :func:`nccl_model_time` evaluates them, so
+NCCL's model can be compared with rooflib's on the same measurements.
+
+:func:`parse_nccl_tests` reads the table printed by nccl-tests (``all_reduce_perf`` etc.) into the same
+long-form records the torchrun sweep writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["TuningEntry", "nccl_model_time", "parse_nccl_tests", "parse_tuning"]
+
+_COLL = {
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "allgather": "all_gather",
+    "reducescatter": "reduce_scatter",
+    "allreduce": "all_reduce",
+    "sendrecv": "send_recv",
+    "alltoall": "all_to_all",
+}
+_PAIR = re.compile(r"(-?\d+(?:\.\d+)?)\s*/\s*(-?\d+(?:\.\d+)?)")
+
+
+@dataclass(frozen=True)
+class TuningEntry:
+    op: str
+    algorithm: str
+    protocol: str
+    latency_s: float
+    algbw_bytes_per_s: float
+
+
+def _cells(line: str) -> list[str]:
+    body = line.split("INFO", 1)[-1]
+    return [c.strip() for c in body.split("|")]
+
+
+def parse_tuning(text: str) -> list[TuningEntry]:
+    """Entries of every tuning table in ``text`` (the last table wins when several ranks printed one)."""
+    algos: list[str] = []
+    protos: list[str] = []
+    found: dict[tuple[str, str, str], TuningEntry] = {}
+    for line in text.splitlines():
+        cells = _cells(line)
+        if len(cells) < 2:
+            continue
+        head = cells[0].replace(" ", "").lower()
+        if head == "algorithm":
+            algos = [c for c in cells[1:] if c]
+        elif head == "protocol":
+            protos = " ".join(cells[1:]).split()
+        elif head.replace("_", "") in _COLL and algos:
+            pairs = _PAIR.findall("|".join(cells[1:]))
+            per_algo = len(protos) // max(1, len(algos)) if protos else 3
+            names = protos[:per_algo] if protos else ["LL", "LL128", "Simple"]
+            for i, (lat, bw) in enumerate(pairs):
+                a, p = divmod(i, per_algo)
+                if a >= len(algos):
+                    break
+                op = _COLL[head.replace("_", "")]
+                entry = TuningEntry(op, algos[a], names[p], float(lat) * 1e-6, float(bw) * 1e9)
+                found[(op, entry.algorithm, entry.protocol)] = entry
+    return list(found.values())
+
+
+def nccl_model_time(entries: list[TuningEntry], op: str, nbytes: float) -> tuple[float, str]:
+    """NCCL's predicted time (s) for ``op`` at ``nbytes`` and the (algorithm/protocol) it would pick."""
+    best, pick = float("inf"), ""
+    for e in entries:
+        if e.op != op or e.algbw_bytes_per_s <= 0:
+            continue
+        t = e.latency_s + nbytes / e.algbw_bytes_per_s
+        if t < best:
+            best, pick = t, f"{e.algorithm}/{e.protocol}"
+    return best, pick
+
+
+_TESTS_OP = re.compile(r"(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter)_perf")
+
+
+def parse_nccl_tests(text: str, *, op: str | None = None, gpus: int | None = None) -> list[dict[str, object]]:
+    """Records from nccl-tests output: one per size for the out-of-place and in-place columns."""
+    if op is None:
+        match = _TESTS_OP.search(text)
+        if match is None:
+            raise ValueError("cannot tell the collective from the text; pass op=")
+        op = {"alltoall": "all_to_all", "sendrecv": "send_recv"}.get(match.group(1), match.group(1))
+    if gpus is None:
+        ranks = re.findall(r"#\s+Rank\s+\d+", text)
+        gpus = len(ranks) or None
+    out: list[dict[str, object]] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("#") or not line.strip():
+            continue
+        cols = line.split()
+        if len(cols) < 13 or not cols[0].isdigit():
+            continue
+        size = int(cols[0])
+        for mode, (t, algbw, busbw, wrong) in (("oop", cols[5:9]), ("ip", cols[9:13])):
+            out.append(
+                {
+                    "record": "nccl",
+                    "family": "nccl",
+                    "source": "nccl-tests",
+                    "op": op,
+                    "mode": f"nccl-tests-{mode}",
+                    "gpus": gpus,
+                    "bytes": size,
+                    "dtype": cols[2],
+                    "time_s": float(t) * 1e-6,
+                    "algbw_bytes_per_s": float(algbw) * 1e9,
+                    "busbw_bytes_per_s": float(busbw) * 1e9,
+                    "verified": wrong in ("0", "N/A"),
+                    "mismatches": int(wrong) if wrong.isdigit() else 0,
+                }
+            )
+    return out

@@ -1,0 +1,250 @@
+"""``rooflib bench``: run the shipped microbenchmarks on the local GPUs and keep a resumable long-form table.
+
+Each family is split into jobs (one program invocation each). Every job's JSON Lines go to
+``DIR/raw/<family>.jsonl`` as they arrive and its key to ``DIR/done.txt`` when it finishes, so an interrupted run
+keeps what it measured and a rerun skips finished jobs. :func:`collect` turns the raw records into
+``DIR/results.csv`` (one row per measured point) and ``DIR/meta.json`` (GPU, driver, CUDA, NCCL, clocks, dates,
+commands).
+
+Multicast never runs: the environment of every job forces NCCL_NVLS_ENABLE=0,
+TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1, and the multimem program is not part of any
+family (it refuses to run without ``--allow-multicast`` anyway).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rooflib.errors import RooflibError
+
+__all__ = ["FAMILIES", "Job", "collect", "detect_gpus", "plan_jobs", "run_bench"]
+
+FAMILIES = ("p2p", "latency", "ceilings", "gemm", "nccl")
+SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+NCCL_OPS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "reduce",
+    "send_recv",
+    "gather",
+    "scatter",
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    family: str
+    key: str
+    kind: str  # "kernel" (a shipped CUDA program), "module" (python -m), "torchrun"
+    target: str  # program name or module
+    args: tuple[str, ...]
+    log: str | None = None  # capture stderr here (NCCL's tuning table)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def detect_gpus() -> list[str]:
+    """Names of the visible NVIDIA GPUs (empty without a driver or a GPU)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    names = [line for line in out.stdout.splitlines() if line.startswith("GPU ")]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip():
+        names = names[: len([v for v in visible.split(",") if v.strip()])]
+    return names
+
+
+def _sizes(lo: int, hi: int) -> str:
+    out, s = [], lo
+    while s <= hi:
+        out.append(str(s))
+        s *= 2
+    return ",".join(out)
+
+
+def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> list[Job]:
+    """The jobs of each family for ``gpus`` local GPUs (``quick``: fewer sizes, for smoke tests)."""
+    jobs: list[Job] = []
+    top = (64 << 20) if quick else (1 << 30)
+    sizes = _sizes(128, top)
+    sm_list = "1,2,4,8" if quick else "1,2,3,4,6,8,12,16,20,24,32,48,66,96,132"
+    it = ("--iters", "5", "--warmup", "2") if quick else ("--iters", "15", "--warmup", "3")
+    for fam in families:
+        if fam not in FAMILIES:
+            raise RooflibError(f"unknown benchmark family {fam!r}; families: {', '.join(FAMILIES)}, all")
+        if fam == "p2p":
+            for mech in ("copy_engine", "tma", "ldst_push", "ldst_pull", "tma_reduce", "red"):
+                jobs.append(
+                    Job(
+                        fam,
+                        f"p2p/{mech}/size",
+                        "kernel",
+                        "p2p",
+                        ("--mechanism", mech, "--bytes", sizes, "--sms", "all", *it),
+                    )
+                )
+                if mech != "copy_engine":
+                    jobs.append(
+                        Job(
+                            fam,
+                            f"p2p/{mech}/sms",
+                            "kernel",
+                            "p2p",
+                            ("--mechanism", mech, "--bytes", str(top // 4), "--sms", sm_list, *it),
+                        )
+                    )
+            if gpus >= 2:
+                jobs.append(
+                    Job(
+                        fam,
+                        "p2p/bidirectional",
+                        "kernel",
+                        "p2p",
+                        (
+                            "--mechanism",
+                            "copy_engine,tma,ldst_push",
+                            "--bytes",
+                            f"{1 << 20},{top}",
+                            "--sms",
+                            "all",
+                            "--direction",
+                            "bidirectional",
+                            *it,
+                        ),
+                    )
+                )
+        elif fam == "latency":
+            jobs.append(Job(fam, "latency/all", "kernel", "latency", ("--iters", "2000" if quick else "20000")))
+        elif fam == "ceilings":
+            jobs.append(Job(fam, "ceilings/all", "kernel", "ceilings", ()))
+        elif fam == "gemm":
+            jobs.append(
+                Job(fam, "gemm/all", "module", "rooflib.bench.gemm_worker", ("--iters", "5" if quick else "10"))
+            )
+        elif fam == "nccl" and gpus >= 2:
+            hi = "64M" if quick else "1G"
+            for op in NCCL_OPS:
+                jobs.append(
+                    Job(
+                        fam,
+                        f"nccl/{op}",
+                        "torchrun",
+                        "rooflib.bench.nccl_worker",
+                        ("--ops", op, "--min-bytes", "1K", "--max-bytes", hi, "--iters", "8" if quick else "20"),
+                        log=f"nccl_tuning_{op}.log",
+                        env={"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "TUNING"},
+                    )
+                )
+    return jobs
+
+
+def _command(job: Job, out: Path, gpus: int, nvcc: str) -> list[str]:
+    raw = str(out / "raw" / f"{job.family}.jsonl")
+    if job.kind == "kernel":
+        from rooflib.bench.build import build
+
+        return [str(build(job.target, nvcc=nvcc)), *job.args]
+    if job.kind == "module":
+        return [sys.executable, "-m", job.target, "--out", raw, *job.args]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}"]
+    return [*torchrun, "-m", job.target, "--out", raw, *job.args]
+
+
+def _run_job(job: Job, out: Path, gpus: int, nvcc: str) -> None:
+    cmd = _command(job, out, gpus, nvcc)
+    env = {**os.environ, **job.env, **SAFE_ENV}
+    raw = out / "raw" / f"{job.family}.jsonl"
+    err_path = out / "raw" / (job.log or f"{job.family}.stderr.log")
+    with err_path.open("a") as err:
+        err.write(f"\n# {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(cmd)}\n")
+        err.flush()
+        if job.kind == "kernel":
+            with raw.open("a") as sink:
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, check=False)
+                for line in proc.stdout.splitlines():
+                    if line.startswith("{"):
+                        rec = json.loads(line)
+                        rec.setdefault("family", job.family)
+                        rec["job"] = job.key
+                        sink.write(json.dumps(rec) + "\n")
+        else:
+            proc = subprocess.run(cmd, stdout=err, stderr=err, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise RooflibError(f"benchmark job {job.key} failed (exit {proc.returncode}); see {err_path}")
+
+
+def run_bench(
+    families: Iterable[str],
+    out: str | Path,
+    *,
+    quick: bool = False,
+    nvcc: str = "nvcc",
+    progress: bool = True,
+    on_error: Callable[[Job, Exception], None] | None = None,
+) -> Path:
+    """Run ``families`` on the local GPUs into ``out``; returns the path of ``results.csv``."""
+    names = detect_gpus()
+    if not names:
+        raise RooflibError(
+            "no NVIDIA GPU is visible here (nvidia-smi finds none): `rooflib bench` measures a real machine. "
+            "Predictions (`rooflib collective`, `transfer`, `roofline`, `report`) need no GPU."
+        )
+    root = Path(out)
+    (root / "raw").mkdir(parents=True, exist_ok=True)
+    done_file = root / "done.txt"
+    done = set(done_file.read_text().split()) if done_file.exists() else set()
+    todo = [j for j in plan_jobs(families, len(names), quick=quick) if j.key not in done]
+    from tqdm import tqdm
+
+    for job in tqdm(todo, desc="rooflib bench", unit="job", disable=not progress):
+        try:
+            _run_job(job, root, len(names), nvcc)
+        except (RooflibError, OSError) as exc:
+            if on_error is None:
+                raise
+            on_error(job, exc)
+            continue
+        with done_file.open("a") as fh:
+            fh.write(job.key + "\n")
+    collect(root)
+    return root / "results.csv"
+
+
+def collect(out: str | Path) -> Any:
+    """Gather ``DIR/raw/*.jsonl`` into ``DIR/results.csv`` and ``DIR/meta.json``; returns the DataFrame."""
+    import pandas as pd
+
+    root = Path(out)
+    rows: list[dict[str, Any]] = []
+    meta: list[dict[str, Any]] = []
+    for path in sorted((root / "raw").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if not line.startswith("{"):
+                continue
+            rec = json.loads(line)
+            kind = rec.get("record")
+            if kind == "meta":
+                meta.append(rec)
+            elif kind in ("point", "nccl", "gemm"):
+                rec.setdefault("family", path.stem)
+                rows.append(rec)
+    frame = pd.DataFrame.from_records(rows)
+    frame.to_csv(root / "results.csv", index=False)
+    (root / "meta.json").write_text(json.dumps(meta, indent=1))
+    return frame
