@@ -42,7 +42,7 @@ def check_op(name: str) -> Op:
 def check_algorithm(name: str) -> Algorithm:
     alg = name.replace("-", "_").lower()
     if alg not in ALGORITHMS:
-        raise UnknownNameError("algorithm", name, (*ALGORITHMS, "auto"))
+        raise UnknownNameError("algorithm", name, (*ALGORITHMS, "auto", "library"))
     return alg
 
 

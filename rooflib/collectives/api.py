@@ -54,6 +54,15 @@ def _cost(system: System, op: Op, alg: Algorithm, members: tuple[int, ...]) -> P
     return cache[key]
 
 
+def _candidates(system: System, op: Op, algorithm: str) -> tuple[Algorithm, ...]:
+    if algorithm == "auto":
+        return ALGORITHMS_FOR[op]
+    if algorithm == "library":
+        native = system.library.native_algorithms.get(op, ())
+        return tuple(a for a in ALGORITHMS_FOR[op] if a in native)
+    return (check_algorithm(algorithm),)
+
+
 @dataclass(frozen=True)
 class LinkLoad:
     source: str
@@ -116,7 +125,9 @@ def predict_collective(
     """Predict ``op`` on ``gpus`` of ``system`` (``None``: all; ``n``: the first n; or explicit indices).
 
     ``nbytes`` is the nccl-tests size (scalar or array, bytes). ``algorithm="auto"`` takes the fastest
-    applicable algorithm at each size; a named one is used alone (an error says why when it cannot run).
+    applicable algorithm at each size (custom symmetric-memory kernels included: what a kernel writer could
+    reach); ``"library"`` only those the collective library itself runs (NCCL: what plain PyTorch + NCCL
+    gets); a named one is used alone (an error says why when it cannot run).
     ``launch="graph"`` uses the launch cost inside a replayed CUDA graph.
     """
     the_op = check_op(op)
@@ -124,7 +135,7 @@ def predict_collective(
     sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.float64))
     if sizes.ndim != 1 or (sizes < 0).any() or not np.isfinite(sizes).all():
         raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-    names = ALGORITHMS_FOR[the_op] if algorithm == "auto" else (check_algorithm(algorithm),)
+    names = _candidates(system, the_op, algorithm)
     launch_s = (system.library.launch_overhead if launch == "stream" else system.library.graph_launch_overhead).value
     costs: dict[str, PlanCost] = {}
     reasons: dict[str, str] = {}

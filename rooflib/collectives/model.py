@@ -118,6 +118,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     eff = _efficiency(system, plan.regime)
     phases = tuple(_phase_cost(p, table, eff, system) for p in plan.phases)
     base = system.library.algorithm_latency.get(plan.algorithm)
+    extra = system.library.op_latency.get(plan.op)
     curve = system.library.link_size_efficiency
     return PlanCost(
         plan.op,
@@ -125,7 +126,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
         plan.group.n,
         phases,
         _regimes(system, plan, table),
-        0.0 if base is None else base.value,
+        (0.0 if base is None else base.value) + (0.0 if extra is None else extra.value),
         None if curve is None else curve.points,
     )
 

@@ -23,6 +23,20 @@ __all__ = [
 
 LinkClass = Literal["nvlink", "pcie", "ib"]
 
+# What NCCL itself runs: ring/tree/NVLS for reductions and gathers, ring chains for rooted ops, and its
+# point-to-point engine (rooflib's "direct") for all-to-all, send/recv, gather and scatter.
+NATIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "all_reduce": ("ring", "tree", "nvls"),
+    "all_gather": ("ring", "nvls"),
+    "reduce_scatter": ("ring", "nvls"),
+    "broadcast": ("ring",),
+    "reduce": ("ring",),
+    "all_to_all": ("direct",),
+    "send_recv": ("direct",),
+    "gather": ("direct",),
+    "scatter": ("direct",),
+}
+
 
 class RackTier(SpecModel):
     """A second NVLink switch tier joining racks into one domain (the 576-GPU pod)."""
@@ -128,6 +142,13 @@ class LibrarySpec(SpecModel):
     )
     link_size_efficiency: SizeCurve | None = None
     algorithm_latency: dict[str, Duration] = Field(description="base latency per algorithm, per call")
+    op_latency: dict[str, Duration] = Field(
+        default_factory=dict, description="extra latency per call of one op (calibrated), added to every algorithm"
+    )
+    native_algorithms: dict[str, tuple[str, ...]] = Field(
+        default_factory=lambda: dict(NATIVE_ALGORITHMS),
+        description="algorithms the library itself runs, per op (algorithm='library' chooses among these)",
+    )
     protocols: dict[str, ProtocolSpec]
     nvls_efficiency: Fraction | None = None
 

@@ -139,3 +139,13 @@ def test_properties_across_nodes(n: int, size: float) -> None:
 
 
 _POD = rooflib.load_system("dgx-h100-superpod", nodes=12)
+
+
+def test_library_mode_keeps_to_what_nccl_runs(h100: System, a100: System) -> None:
+    r = predict_collective("all_reduce", h100, nbytes=[1e3, 1e9], algorithm="library")
+    assert set(r.candidates) == {"ring", "tree", "nvls"}
+    assert set(predict_collective("all_reduce", a100, nbytes=1e9, algorithm="library").candidates) == {"ring", "tree"}
+    assert set(predict_collective("all_to_all", h100, nbytes=1e9, algorithm="library").candidates) == {"direct"}
+    # what a kernel writer can reach is never slower than the library
+    best = predict_collective("all_reduce", h100, nbytes=[1e3, 1e9])
+    assert (best.time_s <= r.time_s).all()
