@@ -45,19 +45,64 @@ _EXPORTS: dict[str, str] = {
     "predict_collective": "rooflib.collectives",
     "bus_factor": "rooflib.collectives",
     # roofline
-    "roofline": "rooflib.roofline",
-    "roofs": "rooflib.roofline",
+    "roofline": "rooflib.roof",
+    "roofs": "rooflib.roof",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "ALGORITHMS",
+    "MECHANISMS",
+    "OPS",
+    "Catalog",
+    "GroupError",
+    "RooflibError",
+    "SpecError",
+    "System",
+    "Topology",
+    "UnitError",
+    "UnknownNameError",
+    "__version__",
+    "best_mechanism",
+    "bus_factor",
+    "default_catalog",
+    "load_system",
+    "parse_quantity",
+    "parse_size",
+    "predict_collective",
+    "predict_transfer",
+    "roofline",
+    "roofs",
+    "transfer_time",
+]
 
 if TYPE_CHECKING:
-    from rooflib.collectives import ALGORITHMS, OPS, bus_factor, predict_collective
-    from rooflib.errors import GroupError, RooflibError, SpecError, UnitError, UnknownNameError
-    from rooflib.roofline import roofline, roofs
-    from rooflib.specs import Catalog, System, default_catalog, load_system
+    from rooflib.collectives import (
+        ALGORITHMS,
+        OPS,
+        bus_factor,
+        predict_collective,
+    )
+    from rooflib.errors import (
+        GroupError,
+        RooflibError,
+        SpecError,
+        UnitError,
+        UnknownNameError,
+    )
+    from rooflib.roof import roofline, roofs
+    from rooflib.specs import (
+        Catalog,
+        System,
+        default_catalog,
+        load_system,
+    )
     from rooflib.topology import Topology
-    from rooflib.transfer import MECHANISMS, best_mechanism, predict_transfer, transfer_time
+    from rooflib.transfer import (
+        MECHANISMS,
+        best_mechanism,
+        predict_transfer,
+        transfer_time,
+    )
     from rooflib.units import parse_quantity, parse_size
 
 

@@ -72,6 +72,9 @@ class MechanismSpec(SpecModel):
         default=None, description="rate one SM drives; None for mechanisms that use no SMs (copy engine)"
     )
     peak_fraction: Fraction
+    reduce_peak_fraction: Fraction | None = Field(
+        default=None, description="large-message fraction of the link when adding into peer memory (TMA add, red)"
+    )
     size_efficiency: SizeCurve | None = None
 
 

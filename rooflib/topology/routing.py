@@ -33,21 +33,23 @@ def same_domain(t: LinkTable, src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDA
     return np.asarray(t.domain_of(np.asarray(src)) == t.domain_of(np.asarray(dst)))
 
 
-def _nvlink_pieces(t: LinkTable, s: IntArray, d: IntArray, w: FloatArray) -> list[tuple[IntArray, FloatArray]]:
-    pieces: list[tuple[IntArray, FloatArray]] = []
+def _add_nvlink(t: LinkTable, loads: FloatArray, s: IntArray, d: IntArray, w: FloatArray) -> None:
+    """Add NVLink-domain transfers to ``loads``: a GPU's plane links carry its total traffic split by plane share,
+    so only per-GPU (and per-rack) totals are needed: O(transfers) with one ``bincount`` per direction."""
     if s.size == 0:
-        return pieces
+        return
     P = t.planes
-    cross_rack = t.rack_of(s) != t.rack_of(d) if t.has_rack_tier else None
-    for p in range(P):
-        wp = w * t.plane_share[p]
-        pieces.append((t.nv_up.start + s * P + p, wp))
-        pieces.append((t.nv_down.start + d * P + p, wp))
-        if cross_rack is not None and cross_rack.any():
-            rs, rd, wr = t.rack_of(s[cross_rack]), t.rack_of(d[cross_rack]), wp[cross_rack]
-            pieces.append((t.rack_up.start + rs * P + p, wr))
-            pieces.append((t.rack_down.start + rd * P + p, wr))
-    return pieces
+    egress = np.bincount(s, weights=w, minlength=t.gpus)
+    ingress = np.bincount(d, weights=w, minlength=t.gpus)
+    loads[t.nv_up.start : t.nv_up.start + t.gpus * P] += np.outer(egress, t.plane_share).ravel()
+    loads[t.nv_down.start : t.nv_down.start + t.gpus * P] += np.outer(ingress, t.plane_share).ravel()
+    if t.has_rack_tier:
+        cross = t.rack_of(s) != t.rack_of(d)
+        if cross.any():
+            up = np.bincount(t.rack_of(s[cross]), weights=w[cross], minlength=t.racks)
+            down = np.bincount(t.rack_of(d[cross]), weights=w[cross], minlength=t.racks)
+            loads[t.rack_up.start : t.rack_up.start + t.racks * P] += np.outer(up, t.plane_share).ravel()
+            loads[t.rack_down.start : t.rack_down.start + t.racks * P] += np.outer(down, t.plane_share).ravel()
 
 
 def _relay(t: LinkTable, s: IntArray, d: IntArray) -> IntArray:
@@ -58,16 +60,16 @@ def _relay(t: LinkTable, s: IntArray, d: IntArray) -> IntArray:
     return np.where(on_rail, s, first)
 
 
-def _network_pieces(t: LinkTable, s: IntArray, d: IntArray, w: FloatArray) -> list[tuple[IntArray, FloatArray]]:
+def _add_network(t: LinkTable, loads: FloatArray, s: IntArray, d: IntArray, w: FloatArray) -> None:
     if s.size == 0:
-        return []
+        return
     if not t.scale_out:
         raise GroupError(f"system {t.system.name!r} has no scale-out network between its NVLink domains")
     via = _relay(t, s, d)
     hop = via != s
-    pieces = _nvlink_pieces(t, s[hop], via[hop], w[hop])
+    _add_nvlink(t, loads, s[hop], via[hop], w[hop])
     rail = t.rail_of(d)
-    pieces += [
+    pieces = [
         (t.pcie_up.start + via, w),
         (t.nic_up.start + t.nic_of(via), w),
         (t.nic_down.start + t.nic_of(d), w),
@@ -78,7 +80,9 @@ def _network_pieces(t: LinkTable, s: IntArray, d: IntArray, w: FloatArray) -> li
     if spine.any():
         pieces.append((t.leaf_up.start + us[spine] * t.rails + rail[spine], w[spine]))
         pieces.append((t.leaf_down.start + ud[spine] * t.rails + rail[spine], w[spine]))
-    return pieces
+    idx = np.concatenate([p[0] for p in pieces])
+    weights = np.concatenate([p[1] for p in pieces])
+    loads += np.bincount(idx, weights=weights, minlength=t.size)
 
 
 def link_loads(t: LinkTable, src: npt.ArrayLike, dst: npt.ArrayLike, nbytes: npt.ArrayLike) -> FloatArray:
@@ -89,14 +93,11 @@ def link_loads(t: LinkTable, src: npt.ArrayLike, dst: npt.ArrayLike, nbytes: npt
     s, d, w = _as_arrays(src, dst, nbytes)
     if s.size and (min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= t.gpus):
         raise GroupError(f"GPU index outside system {t.system.name!r} (0..{t.gpus - 1})")
+    loads = np.zeros(t.size)
     local = t.domain_of(s) == t.domain_of(d)
-    pieces = _nvlink_pieces(t, s[local], d[local], w[local])
-    pieces += _network_pieces(t, s[~local], d[~local], w[~local])
-    if not pieces:
-        return np.zeros(t.size)
-    idx = np.concatenate([p[0] for p in pieces])
-    weights = np.concatenate([p[1] for p in pieces])
-    return np.asarray(np.bincount(idx, weights=weights, minlength=t.size), dtype=np.float64)
+    _add_nvlink(t, loads, s[local], d[local], w[local])
+    _add_network(t, loads, s[~local], d[~local], w[~local])
+    return loads
 
 
 def path_latency(t: LinkTable, src: npt.ArrayLike, dst: npt.ArrayLike) -> FloatArray:

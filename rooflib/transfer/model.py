@@ -107,12 +107,18 @@ def link_bandwidth(system: System, src: int = 0, dst: int = 1) -> float:
 
 
 def mechanism_rate(
-    system: System, mech: Mechanism, sms: npt.ArrayLike | None = None, *, link: float | None = None
+    system: System,
+    mech: Mechanism,
+    sms: npt.ArrayLike | None = None,
+    *,
+    link: float | None = None,
+    reduce: bool = False,
 ) -> FloatArray:
     """Large-message rate (B/s) of ``mech`` with ``sms`` SMs (all SMs when None), before size effects."""
     spec = _spec(system, mech)
     bw = link_bandwidth(system) if link is None else link
-    cap = spec.peak_fraction.value * bw
+    fraction = spec.reduce_peak_fraction if reduce and spec.reduce_peak_fraction is not None else spec.peak_fraction
+    cap = fraction.value * bw
     total = int(system.device.sms)
     s = np.asarray(total if sms is None else sms, dtype=np.float64)
     if (s < 0).any() or (s > total).any():
@@ -140,18 +146,22 @@ def transfer_time(
     *,
     src: int = 0,
     dst: int = 1,
+    reduce: bool = False,
 ) -> FloatArray:
     """Seconds to move ``nbytes`` (array) from GPU ``src`` to ``dst`` by ``mechanism`` with ``sms`` SMs.
 
     ``sms`` broadcasts against ``nbytes``; ``None`` means all SMs (ignored by the copy engine). Zero SMs
-    with an SM-driven mechanism gives ``inf``.
+    with an SM-driven mechanism gives ``inf``. ``reduce=True`` adds into the peer's memory instead of
+    copying (TMA add, ``red``), at the mechanism's ``reduce_peak_fraction`` of the link.
     """
     mech = check_mechanism(mechanism)
     spec = _spec(system, mech)
+    if reduce and not CAPABILITIES[mech].peer_reduce:
+        raise RooflibError(f"{mech} cannot reduce into peer memory (copies only)")
     size = np.asarray(nbytes, dtype=np.float64)
     if (size < 0).any() or not np.isfinite(size).all():
         raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-    rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst))
+    rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst), reduce=reduce)
     if spec.size_efficiency is not None:
         rate = rate * spec.size_efficiency(size)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -51,9 +51,9 @@ def test_named_algorithm_is_used_or_refused_with_reason(h100: System, a100: Syst
         predict_collective("all_reduce", a100, nbytes=1e6, algorithm="nvls")
     with pytest.raises(GroupError, match="power-of-two"):
         predict_collective("all_reduce", h100, gpus=6, nbytes=1e6, algorithm="recursive")
-    with pytest.raises(UnknownNameError, match="valid algorithms: .*ring"):
+    with pytest.raises(UnknownNameError, match=r"valid algorithms: .*ring"):
         predict_collective("all_reduce", h100, nbytes=1e6, algorithm="rign")
-    with pytest.raises(UnknownNameError, match="valid collectives: .*all_reduce"):
+    with pytest.raises(UnknownNameError, match=r"valid collectives: .*all_reduce"):
         predict_collective("allreduce_fast", h100, nbytes=1e6)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import rooflib
 from rooflib.collectives import predict_collective
-from rooflib.roofline import roofs
+from rooflib.roof import roofs
 from rooflib.transfer import mechanism_rate, saturating_sms, transfer_time
 
 GB = 1e9

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import rooflib
 from rooflib.errors import RooflibError
-from rooflib.roofline import roofline, roofs
+from rooflib.roof import roofline, roofs
 from rooflib.specs import System
 
 

@@ -1,5 +1,5 @@
 """Communication-aware roofline: bound, no-overlap sum, intensities and ridge points."""
 
-from rooflib.roofline.model import Roofline, Roofs, roofline, roofs
+from rooflib.roof.model import Roofline, Roofs, roofline, roofs
 
 __all__ = ["Roofline", "Roofs", "roofline", "roofs"]

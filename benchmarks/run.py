@@ -1,0 +1,94 @@
+"""Speed of rooflib itself (not timed tests): run ``python benchmarks/run.py [--json out.json]``.
+
+Measures, on the current machine and one core:
+- predictions per second when vectorised over message sizes (collective and transfer models);
+- ``import rooflib`` time (fresh interpreter, median of 5);
+- CLI latency of ``rooflib collective ... --json`` (fresh process, median of 5);
+- building the 576-GPU NVLink pod's topology and its networkx graph;
+- predicting an all-reduce on a 16,384-GPU cluster from a cold start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def _best_of(fn: Callable[[], object], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def _median_subprocess(cmd: list[str], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", help="write results to this file")
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+    import rooflib
+    from rooflib.transfer import transfer_time
+
+    results: dict[str, float] = {}
+    h100 = rooflib.load_system("hgx-h100")
+    sizes = np.logspace(2, 10, 1_000_000)
+    rooflib.predict_collective("all_reduce", h100, nbytes=[1.0])  # build and cache the plans
+    t = _best_of(lambda: rooflib.predict_collective("all_reduce", h100, nbytes=sizes, algorithm="ring"))
+    results["collective_predictions_per_s_one_algorithm"] = sizes.size / t
+    t = _best_of(lambda: rooflib.predict_collective("all_reduce", h100, nbytes=sizes))
+    results["collective_predictions_per_s_auto_6_algorithms"] = sizes.size / t
+    t = _best_of(lambda: transfer_time(h100, "tma", sizes, 16))
+    results["transfer_predictions_per_s"] = sizes.size / t
+
+    py = sys.executable
+    results["import_rooflib_s"] = _median_subprocess([py, "-c", "import rooflib"])
+    results["import_python_baseline_s"] = _median_subprocess([py, "-c", "pass"])
+    cli = shutil.which("rooflib")
+    cmd = [cli] if cli else [py, "-m", "rooflib"]
+    cmd += ["collective", "all_reduce", "--system", "hgx-h100", "--gpus", "8", "--bytes", "1GiB", "--json"]
+    results["cli_collective_s"] = _median_subprocess(cmd)
+
+    def build_576() -> None:
+        topo = rooflib.Topology(rooflib.load_system("nvl576"))
+        topo.graph  # noqa: B018 - building the networkx graph is what is timed
+
+    results["nvl576_topology_and_graph_s"] = _best_of(build_576, repeat=3)
+
+    def cold_16k() -> None:
+        pod = rooflib.load_system("dgx-h100-superpod", gpus=16384)
+        rooflib.predict_collective("all_reduce", pod, nbytes=2.0 ** np.arange(10, 34))
+
+    results["superpod_16384_all_reduce_cold_s"] = _best_of(cold_16k, repeat=3)
+    meta = {"python": platform.python_version(), "machine": platform.machine(), "cpu": platform.processor()}
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value:.4g}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"meta": meta, "results": results}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
