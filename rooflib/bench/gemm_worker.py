@@ -56,6 +56,26 @@ def _time(torch: Any, fn: Callable[[], Any], warmup: int, iters: int) -> list[fl
     return out
 
 
+def _copy(torch: Any, dev: Any, warmup: int, iters: int) -> dict[str, Any]:
+    """Device-to-device copy of 2 GiB through torch: the HBM rate a framework gets (bytes read + written)."""
+    nbytes = 2 << 30
+    src = torch.randint(0, 2**31 - 1, (nbytes // 4,), device=dev, dtype=torch.int32)
+    dst = torch.empty_like(src)
+    times = _time(torch, lambda: dst.copy_(src), warmup, iters)
+    med = statistics.median(times)
+    ok = bool(torch.equal(src, dst))
+    return {
+        "record": "gemm",
+        "family": "gemm",
+        "name": "torch_copy",
+        "bytes": nbytes,
+        "bytes_moved": 2 * nbytes,
+        "time_s": med,
+        "bytes_per_s": 2 * nbytes / med,
+        "verified": ok,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
@@ -78,6 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
         sink.write(json.dumps(meta) + "\n")
+        sink.write(json.dumps(_copy(torch, dev, args.warmup, args.iters)) + "\n")
         for dtype in args.dtypes.split(","):
             for m, n, k in SHAPES:
                 a32 = torch.randn(m, k, device=dev)

@@ -42,31 +42,44 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in body.split("|")]
 
 
+def _labels_from_header(cells: list[str]) -> list[tuple[str, str]]:
+    """Older NCCL: ``Latency/AlgBw |    Tree/    LL |    Tree/ LL128 | ...``."""
+    out = []
+    for cell in cells[1:]:
+        if "/" in cell:
+            algo, proto = (part.strip() for part in cell.split("/", 1))
+            out.append((algo, proto))
+    return out
+
+
 def parse_tuning(text: str) -> list[TuningEntry]:
-    """Entries of every tuning table in ``text`` (the last table wins when several ranks printed one)."""
+    """Entries of every tuning table in ``text`` (the last table wins when several ranks printed one).
+
+    Both layouts NCCL has used are read: one header row of ``Algo/Proto`` cells (``Latency/AlgBw | ...``), or an
+    ``Algorithm`` row followed by a ``Protocol`` row.
+    """
+    labels: list[tuple[str, str]] = []
     algos: list[str] = []
-    protos: list[str] = []
     found: dict[tuple[str, str, str], TuningEntry] = {}
     for line in text.splitlines():
         cells = _cells(line)
         if len(cells) < 2:
             continue
         head = cells[0].replace(" ", "").lower()
-        if head == "algorithm":
+        if head == "latency/algbw":
+            labels = _labels_from_header(cells)
+        elif head == "algorithm":
             algos = [c for c in cells[1:] if c]
-        elif head == "protocol":
+        elif head == "protocol" and algos:
             protos = " ".join(cells[1:]).split()
-        elif head.replace("_", "") in _COLL and algos:
+            per = max(1, len(protos) // len(algos))
+            labels = [(algos[i // per], protos[i]) for i in range(min(len(protos), per * len(algos)))]
+        elif head.replace("_", "") in _COLL and labels:
+            op = _COLL[head.replace("_", "")]
             pairs = _PAIR.findall("|".join(cells[1:]))
-            per_algo = len(protos) // max(1, len(algos)) if protos else 3
-            names = protos[:per_algo] if protos else ["LL", "LL128", "Simple"]
-            for i, (lat, bw) in enumerate(pairs):
-                a, p = divmod(i, per_algo)
-                if a >= len(algos):
-                    break
-                op = _COLL[head.replace("_", "")]
-                entry = TuningEntry(op, algos[a], names[p], float(lat) * 1e-6, float(bw) * 1e9)
-                found[(op, entry.algorithm, entry.protocol)] = entry
+            for (lat, bw), (algo, proto) in zip(pairs, labels, strict=False):
+                entry = TuningEntry(op, algo, proto, float(lat) * 1e-6, float(bw) * 1e9)
+                found[(op, algo, proto)] = entry
     return list(found.values())
 
 

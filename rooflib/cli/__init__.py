@@ -15,6 +15,7 @@ import click
 import rooflib
 from rooflib.cli.collective import collective
 from rooflib.cli.common import RooflibGroup
+from rooflib.cli.measure import bench, calibrate_cmd, import_nccl_tests, validate_cmd
 from rooflib.cli.plot import plot
 from rooflib.cli.report import report
 from rooflib.cli.roofline import roofline_cmd
@@ -38,8 +39,23 @@ def main() -> None:
       rooflib roofline --system gb200-nvl72 --kernel gemm:1.1e12:4e8:2e8
       rooflib plot collective --systems hgx-a100,hgx-h100,hgx-b200 --gpus 8 --out busbw.png
       rooflib report --out rooflib-report
+      rooflib bench all --out runs/h200x2          (needs GPUs)
+      rooflib calibrate runs/h200x2 --system hgx-h200 --out h200-x2.yaml
+      rooflib validate runs/h200x2 --system hgx-h200 --profile h200-x2.yaml --out report/
     """
 
 
-for _command in (systems, show, collective, transfer, roofline_cmd, plot, report):
+for _command in (
+    systems,
+    show,
+    collective,
+    transfer,
+    roofline_cmd,
+    plot,
+    report,
+    bench,
+    calibrate_cmd,
+    validate_cmd,
+    import_nccl_tests,
+):
     main.add_command(_command)

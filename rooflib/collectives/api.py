@@ -24,7 +24,7 @@ from rooflib.specs.resolve import System
 from rooflib.topology.links import LINK_CLASSES
 from rooflib.topology.topology import Topology
 
-__all__ = ["CollectiveResult", "LinkLoad", "predict_collective", "topology_of"]
+__all__ = ["CollectiveResult", "LinkLoad", "plan_costs", "predict_collective", "topology_of"]
 
 FloatArray = npt.NDArray[np.float64]
 _TOPOLOGIES: weakref.WeakKeyDictionary[System, Topology] = weakref.WeakKeyDictionary()
@@ -52,6 +52,20 @@ def _cost(system: System, op: Op, alg: Algorithm, members: tuple[int, ...]) -> P
         except NotApplicable as exc:
             cache[key] = str(exc)
     return cache[key]
+
+
+def plan_costs(
+    system: System, op: str, gpus: int | Iterable[int] | None = None, algorithm: str = "auto"
+) -> dict[str, PlanCost]:
+    """The routed plans (:class:`PlanCost`) of every applicable algorithm, for calibration and inspection."""
+    the_op = check_op(op)
+    members = system.group(gpus)
+    out: dict[str, PlanCost] = {}
+    for alg in _candidates(system, the_op, algorithm):
+        cost = _cost(system, the_op, alg, members)
+        if not isinstance(cost, str):
+            out[alg] = cost
+    return out
 
 
 def _candidates(system: System, op: Op, algorithm: str) -> tuple[Algorithm, ...]:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from rooflib.collectives.plans import Phase, Plan
 from rooflib.conventions import Algorithm, Op
+from rooflib.specs.figures import log_interp
 from rooflib.specs.resolve import System
 from rooflib.topology.links import IB, NV, PCIE, LinkTable
 from rooflib.topology.routing import link_loads
@@ -118,7 +119,8 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     eff = _efficiency(system, plan.regime)
     phases = tuple(_phase_cost(p, table, eff, system) for p in plan.phases)
     base = system.library.algorithm_latency.get(plan.algorithm)
-    extra = system.library.op_latency.get(plan.op)
+    native = plan.algorithm in system.library.native_algorithms.get(plan.op, ())
+    extra = system.library.op_latency.get(plan.op) if native else None
     curve = system.library.link_size_efficiency
     return PlanCost(
         plan.op,
@@ -132,11 +134,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
 
 
 def _size_eff(points: tuple[tuple[float, float], ...] | None, nbytes: FloatArray) -> FloatArray:
-    if points is None:
-        return np.ones_like(nbytes)
-    xs = np.log2([p[0] for p in points])
-    ys = np.array([p[1] for p in points])
-    return np.asarray(np.interp(np.log2(np.maximum(nbytes, 1.0)), xs, ys), dtype=np.float64)
+    return np.ones_like(nbytes) if points is None else log_interp(points, nbytes)
 
 
 def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[FloatArray, list[str]]:

@@ -27,6 +27,7 @@ __all__ = [
     "Frequency",
     "SizeCurve",
     "SpecModel",
+    "log_interp",
 ]
 
 SOURCE_PREFIXES = ("measured:", "derived:", "projection:", "assumption:", "calibrated:")
@@ -125,8 +126,19 @@ class Fraction(Figure):
         return v
 
 
+def log_interp(points: tuple[tuple[float, float], ...], nbytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Efficiency at ``nbytes`` from ``(bytes, efficiency)`` points: log-log linear, clamped at the ends."""
+    x = np.log(np.maximum(np.asarray(nbytes, dtype=np.float64), 1.0))
+    xs = np.log([p[0] for p in points])
+    ys = np.log([p[1] for p in points])
+    return np.asarray(np.exp(np.interp(x, xs, ys)), dtype=np.float64)
+
+
 class SizeCurve(SpecModel):
-    """Efficiency against message size, interpolated linearly in log2(bytes) and clamped at both ends.
+    """Efficiency against message size, interpolated as log(efficiency) linear in log(bytes), clamped at both ends.
+
+    Interpolating in log-log space keeps ``bytes / efficiency`` (the time a size takes) monotone between two
+    points whenever it is monotone at the points.
 
     YAML: ``{points: [[2 KiB, 0.74], [1 MiB, 0.95]], source: ...}``.
     """
@@ -155,7 +167,4 @@ class SizeCurve(SpecModel):
         return tuple(out)
 
     def __call__(self, nbytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        x = np.log2(np.maximum(np.asarray(nbytes, dtype=np.float64), 1.0))
-        xs = np.log2([p[0] for p in self.points])
-        ys = np.array([p[1] for p in self.points])
-        return np.asarray(np.interp(x, xs, ys), dtype=np.float64)
+        return log_interp(self.points, nbytes)

@@ -143,7 +143,8 @@ class LibrarySpec(SpecModel):
     link_size_efficiency: SizeCurve | None = None
     algorithm_latency: dict[str, Duration] = Field(description="base latency per algorithm, per call")
     op_latency: dict[str, Duration] = Field(
-        default_factory=dict, description="extra latency per call of one op (calibrated), added to every algorithm"
+        default_factory=dict,
+        description="extra latency per call of one op (calibrated), added to its native algorithms",
     )
     native_algorithms: dict[str, tuple[str, ...]] = Field(
         default_factory=lambda: dict(NATIVE_ALGORITHMS),

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run `rooflib bench` on a lent H200 machine (device tool). Usage, from the repository root there:
+#   bash benchmarks/device/bench_h200.sh MODE      MODE: quick (2 GPUs and 1 GPU, few sizes) | full (2 GPUs)
+# Needs the pydantic wheels for the machine's Python in .wheels/ (carried; the machine has no network).
+# Writes $OUT/<name>.tar.gz (results folders) and prints the summary tables last.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+mode=${1:-quick}
+out=${OUT:-/tmp/out}
+python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>&1 || echo "pydantic install failed"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+nvidia-smi topo -m | head -5
+run() {  # name, then bench arguments
+  local name=$1; shift
+  local start=$SECONDS
+  python3 -m rooflib bench "$@" --out "runs/$name" --keep-going > "runs/$name.log" 2>&1
+  echo "== $name: exit $? in $((SECONDS - start)) s"
+  tar -czf "$out/$name.tar.gz" "runs/$name" "runs/$name.log"
+}
+mkdir -p runs
+if [ "$mode" = quick ]; then
+  run x2-quick all --quick
+  CUDA_VISIBLE_DEVICES=0 run x1-quick all --quick
+  tail -n 40 runs/x2-quick.log; tail -n 15 runs/x1-quick.log
+else
+  run x2 all
+  tail -n 60 runs/x2.log
+fi

@@ -1,0 +1,189 @@
+"""Fitting the collective library's parameters to NCCL measurements (stream and CUDA-graph launches).
+
+The model keeps its structure (routed plans of the library's own algorithms, protocol regimes); the fit moves
+its numbers: stream and graph launch costs, a per-op latency, the achievable NVLink share, each protocol's
+per-hop latency and bandwidth share, and a message-size efficiency table, by least squares on
+``log(predicted / measured)`` over every verified point (scipy ``least_squares``, soft-L1 loss).
+
+Only NVLink-class parameters are fitted: a single-node run says nothing about InfiniBand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from rooflib.calibrate.data import Fit, nccl_key
+from rooflib.collectives.api import plan_costs
+from rooflib.collectives.model import PlanCost, plan_time
+from rooflib.specs.resolve import System
+
+__all__ = ["fit_collectives"]
+
+PROTOCOLS = ("ll", "ll128", "simple")
+CURVE_SIZES = tuple(float(2**k) for k in range(10, 29, 3))  # 1 KiB .. 256 MiB per-transfer messages
+
+
+@dataclass
+class _Point:
+    op: str
+    graph: bool
+    sizes: np.ndarray
+    measured: np.ndarray
+    costs: dict[str, PlanCost]
+
+
+@dataclass(frozen=True)
+class _Params:
+    launch_graph: float
+    launch_stream: float
+    eff: float
+    lat: dict[str, float]
+    share: dict[str, float]
+    op: dict[str, float]
+    curve: tuple[tuple[float, float], ...]
+
+
+class _Model:
+    """Parameter vector <-> predictions. Layout: launch_graph, stream_extra, nv_eff, lat x3, share x2, op x n,
+    curve x len(CURVE_SIZES)."""
+
+    def __init__(self, system: System, points: list[_Point]) -> None:
+        self.system, self.points = system, points
+        self.ops = sorted({p.op for p in points})
+        self.eff0 = system.library.link_efficiency["nvlink"].value
+        lib = system.library
+        lat = [lib.protocols[p].hop_latency["nvlink"].value if p in lib.protocols else 2e-6 for p in PROTOCOLS]
+        share = [lib.protocols[p].bandwidth_fraction.value if p in lib.protocols else 0.9 for p in PROTOCOLS[:2]]
+        self.x0 = np.array(
+            [
+                lib.graph_launch_overhead.value,
+                max(0.0, lib.launch_overhead.value - lib.graph_launch_overhead.value),
+                self.eff0,
+                *lat,
+                *share,
+                *[1e-6] * len(self.ops),
+                *[0.01] * len(CURVE_SIZES),
+            ]
+        )
+        n_op, n_c = len(self.ops), len(CURVE_SIZES)
+        # the size curve is parametrised by log-decrements d_j >= 0: eff_k = exp(-sum_{j >= k} d_j) grows with
+        # size, and d_j <= ln 8 keeps time non-decreasing between points 8x apart
+        self.lower = np.array([0, 0, 0.3, 0, 0, 0, 0.05, 0.3, *[0] * n_op, *[0.0] * n_c])
+        self.upper = np.array([1e-4, 1e-4, 1.0, 2e-5, 2e-5, 4e-5, 1.0, 1.0, *[1e-4] * n_op, *[2.0] * n_c])
+        self.scale = np.array([1e-6, 1e-6, 0.1, 1e-6, 1e-6, 1e-6, 0.1, 0.1, *[1e-6] * n_op, *[0.1] * n_c])
+
+    def unpack(self, x: np.ndarray) -> _Params:
+        n_op = len(self.ops)
+        effs = np.exp(-np.cumsum(x[8 + n_op :][::-1])[::-1])
+        return _Params(
+            launch_graph=float(x[0]),
+            launch_stream=float(x[0] + x[1]),
+            eff=float(x[2]),
+            lat={name: float(v) for name, v in zip(PROTOCOLS, x[3:6], strict=True)},
+            share={"ll": float(x[6]), "ll128": float(x[7]), "simple": 1.0},
+            op={name: float(v) for name, v in zip(self.ops, x[8 : 8 + n_op], strict=True)},
+            curve=tuple((s, float(e)) for s, e in zip(CURVE_SIZES, effs, strict=True)),
+        )
+
+    def _recost(self, cost: PlanCost, p: _Params, op: str) -> PlanCost:
+        regimes = tuple(
+            dataclasses.replace(r, lat_nv=p.lat[r.name], bw_fraction=p.share[r.name]) if r.name in PROTOCOLS else r
+            for r in cost.regimes
+        )
+        scale = self.eff0 / p.eff
+        phases = tuple(dataclasses.replace(ph, beta=ph.beta * scale) for ph in cost.phases)
+        return dataclasses.replace(
+            cost, regimes=regimes, phases=phases, base_latency=p.op[op], size_curve_points=p.curve
+        )
+
+    def predict(self, x: np.ndarray, point: _Point) -> np.ndarray:
+        p = self.unpack(x)
+        launch = p.launch_graph if point.graph else p.launch_stream
+        times = [plan_time(self._recost(c, p, point.op), point.sizes, launch)[0] for c in point.costs.values()]
+        return np.asarray(np.min(np.vstack(times), axis=0))
+
+    def residuals(self, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.log(self.predict(x, pt) / pt.measured) for pt in self.points])
+
+
+def _points(frame: pd.DataFrame, system: System, native_only: dict[str, tuple[str, ...]]) -> list[_Point]:
+    rows = frame[(frame["family"] == "nccl") & frame["verified"] & frame["variant"].isin(["stream", "graph"])]
+    out = []
+    for key, grp in rows.groupby(["name", "gpus", "variant"]):
+        op, gpus, mode = nccl_key(key)
+        if not 2 <= gpus <= system.gpus:
+            continue
+        costs = plan_costs(system, op, gpus, algorithm="library")
+        costs = {a: c for a, c in costs.items() if a in native_only.get(op, tuple(costs))}
+        if not costs:
+            continue
+        grp = grp.sort_values("bytes")
+        out.append(
+            _Point(
+                str(op),
+                mode == "graph",
+                grp["bytes"].astype(float).to_numpy(),
+                grp["time_s"].astype(float).to_numpy(),
+                costs,
+            )
+        )
+    return out
+
+
+def fit_collectives(frame: pd.DataFrame, system: System, source: str, *, nvls_enabled: bool = False) -> Fit:
+    """Profile overrides for ``library.*`` from the NCCL sweep in ``frame``."""
+    fit = Fit()
+    native = {
+        op: tuple(a for a in algs if nvls_enabled or a != "nvls")
+        for op, algs in system.library.native_algorithms.items()
+    }
+    points = _points(frame, system, native)
+    if not points:
+        return fit
+    model = _Model(system, points)
+    res = least_squares(
+        model.residuals,
+        model.x0,
+        bounds=(model.lower, model.upper),
+        x_scale=model.scale,
+        loss="soft_l1",
+        f_scale=0.05,
+        max_nfev=400,
+    )
+    p = model.unpack(res.x)
+    fit.set("library.launch_overhead", p.launch_stream * 1e6, source, "us")
+    fit.set("library.graph_launch_overhead", p.launch_graph * 1e6, source, "us")
+    fit.overrides["library.link_efficiency.nvlink"] = {"value": round(p.eff, 4), "source": source}
+    for name in PROTOCOLS:
+        if name in system.library.protocols:
+            us = {"value": f"{p.lat[name] * 1e6:.4g} us", "source": source}
+            fit.overrides[f"library.protocols.{name}.hop_latency.nvlink"] = us
+            if name != "simple":
+                share = {"value": round(p.share[name], 4), "source": source}
+                fit.overrides[f"library.protocols.{name}.bandwidth_fraction"] = share
+    for alg in sorted({a for algs in native.values() for a in algs}):
+        folded = {"value": "0 us", "source": f"{source} (folded into op_latency)"}
+        fit.overrides[f"library.algorithm_latency.{alg}"] = folded
+    fit.overrides["library.op_latency"] = {
+        op: {"value": f"{v * 1e6:.4g} us", "source": source} for op, v in p.op.items()
+    }
+    curve = [[size, round(e, 4)] for size, e in p.curve]
+    fit.overrides["library.link_size_efficiency"] = {"points": curve, "source": source}
+    fit.overrides["library.native_algorithms"] = {op: list(a) for op, a in native.items()}
+    err = np.abs(np.exp(model.residuals(res.x)) - 1) * 100
+    fit.quality.append(
+        {
+            "family": "nccl",
+            "name": "fit",
+            "n": int(err.size),
+            "median_abs_pct": float(np.median(err)),
+            "max_abs_pct": float(np.max(err)),
+            "cost": float(res.cost),
+        }
+    )
+    return fit

@@ -1,0 +1,102 @@
+"""Measurements as one long-form table, whatever wrote them (the shipped programs, the torch workers, nccl-tests).
+
+Columns every row has after :func:`load_results`: ``family`` (p2p, latency, ceilings, gemm, nccl), ``name``
+(mechanism, test, op or GEMM dtype), ``variant`` (direction, NCCL launch mode), ``gpus``, ``bytes``, ``sms``,
+``time_s`` (median), ``verified``. The original columns stay.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rooflib.errors import RooflibError
+
+__all__ = ["Fit", "load_meta", "load_results", "nccl_key", "quality"]
+
+
+def _first_of(f: pd.DataFrame, columns: tuple[str, ...], default: object) -> pd.Series:
+    """Row-wise first non-null value among ``columns`` (those present), else ``default``."""
+    out = pd.Series([None] * len(f), index=f.index, dtype=object)
+    for col in columns:
+        if col in f:
+            out = out.where(out.notna(), f[col])
+    return out.where(out.notna(), default)
+
+
+def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
+    f = frame.copy()
+    f["family"] = _first_of(f, ("family", "program"), "unknown")
+    f["name"] = _first_of(f, ("mechanism", "test", "op", "name"), "")
+    f["variant"] = _first_of(f, ("direction", "mode"), "")
+    seconds = f["one_way_ns_median"] * 1e-9 if "one_way_ns_median" in f else None  # latency programs report ns
+    if seconds is not None:
+        f["_latency_s"] = seconds
+    f["time_s"] = pd.to_numeric(_first_of(f, ("time_s", "time_s_median", "_latency_s"), float("nan")))
+    peer_gpus = f["peer"].map({True: 2, False: 1, "True": 2, "False": 1}) if "peer" in f else None
+    if peer_gpus is not None:
+        f["_peer_gpus"] = peer_gpus
+    f["gpus"] = pd.to_numeric(_first_of(f, ("gpus", "_peer_gpus"), 1))
+    for col in ("bytes", "sms"):
+        f[col] = pd.to_numeric(f[col]) if col in f else float("nan")
+    f["verified"] = f["verified"].fillna(True).astype(bool) if "verified" in f else True
+    return f.drop(columns=[c for c in ("_latency_s", "_peer_gpus") if c in f])
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """Load ``DIR/results.csv`` (or gather ``DIR/raw/*.jsonl`` first) into the normalised long-form table."""
+    root = Path(path)
+    csv = root / "results.csv" if root.is_dir() else root
+    if root.is_dir() and not csv.exists():
+        if not (root / "raw").is_dir():
+            raise RooflibError(f"{root}: no results.csv and no raw/ folder; run `rooflib bench all --out {root}`")
+        from rooflib.bench.runner import collect
+
+        collect(root)
+    if not csv.exists():
+        raise RooflibError(f"{csv}: no such results file")
+    frame = pd.read_csv(csv, low_memory=False)
+    if frame.empty:
+        raise RooflibError(f"{csv}: no measurements in it")
+    return _normalise(frame)
+
+
+def load_meta(path: str | Path) -> list[dict[str, Any]]:
+    meta = Path(path) / "meta.json"
+    if not meta.exists():
+        return []
+    data: list[dict[str, Any]] = json.loads(meta.read_text())
+    return data
+
+
+def nccl_key(key: Any) -> tuple[str, int, str]:
+    """``(op, gpus, mode)`` from a pandas group key over ``["name", "gpus", "variant"]``."""
+    return str(key[0]), int(float(key[1])), str(key[2])
+
+
+class Fit:
+    """Overrides (dotted profile paths -> values) plus a quality table from one fitting step."""
+
+    def __init__(self) -> None:
+        self.overrides: dict[str, Any] = {}
+        self.quality: list[dict[str, Any]] = []
+
+    def set(self, path: str, value: Any, source: str, unit: str = "") -> None:
+        text = f"{value:.6g} {unit}".strip() if isinstance(value, float) and unit else value
+        self.overrides[path] = {"value": text, "source": source}
+
+    def merge(self, other: Fit) -> None:
+        self.overrides.update(other.overrides)
+        self.quality.extend(other.quality)
+
+
+def quality(predicted: Any, measured: Any) -> dict[str, float]:
+    """Median and max absolute percentage error of ``predicted`` against ``measured``."""
+    import numpy as np
+
+    p, m = np.asarray(predicted, dtype=float), np.asarray(measured, dtype=float)
+    err = np.abs(p / m - 1.0) * 100.0
+    return {"n": int(err.size), "median_abs_pct": float(np.median(err)), "max_abs_pct": float(np.max(err))}

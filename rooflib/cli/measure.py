@@ -1,0 +1,141 @@
+"""``rooflib bench``, ``rooflib calibrate``, ``rooflib validate`` and ``rooflib import-nccl-tests``."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import click
+
+from rooflib.cli.common import emit_json, json_option, print_table
+
+__all__ = ["bench", "calibrate_cmd", "import_nccl_tests", "validate_cmd"]
+
+
+@click.command()
+@click.argument("families", nargs=-1)
+@click.option("--out", "-o", "out", required=True, type=click.Path(path_type=Path), help="Results folder.")
+@click.option("--quick", is_flag=True, help="Fewer sizes and iterations (a smoke test).")
+@click.option("--nvcc", default="nvcc", show_default=True, help="CUDA compiler for the shipped kernels.")
+@click.option("--keep-going", is_flag=True, help="Record a failing job and go on with the others.")
+def bench(families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_going: bool) -> None:
+    """Measure the local GPUs: FAMILIES from p2p, latency, ceilings, gemm, nccl, or all (default).
+
+    Results go to OUT/raw/*.jsonl as they come and OUT/results.csv at the end; a rerun skips finished jobs.
+    NVLink multicast is never used (NCCL_NVLS_ENABLE=0 is forced for every job).
+    """
+    from rooflib.bench.runner import FAMILIES, run_bench
+
+    chosen = FAMILIES if not families or "all" in families else families
+    failed: list[str] = []
+
+    def note(job: object, exc: Exception) -> None:
+        failed.append(f"{getattr(job, 'key', job)}: {exc}")
+
+    path = run_bench(chosen, out, quick=quick, nvcc=nvcc, on_error=note if keep_going else None)
+    _summary(out)
+    click.echo(f"wrote {path}")
+    for line in failed:
+        click.echo(f"failed: {line}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+def _summary(out: Path) -> None:
+    from rooflib.calibrate.data import load_results
+
+    frame = load_results(out)
+    rows = []
+    for (family, name, variant), grp in frame.groupby(["family", "name", "variant"]):
+        ok = int(grp["verified"].sum())
+        best = ""
+        if "bytes_per_s" in grp and grp["bytes_per_s"].notna().any():
+            best = f"{float(grp['bytes_per_s'].max()) / 1e9:.1f} GB/s"
+        elif "busbw_bytes_per_s" in grp and grp["busbw_bytes_per_s"].notna().any():
+            best = f"busbw {float(grp['busbw_bytes_per_s'].max()) / 1e9:.1f} GB/s"
+        elif "flop_per_s" in grp and grp["flop_per_s"].notna().any():
+            best = f"{float(grp['flop_per_s'].max()) / 1e12:.0f} TFLOP/s"
+        elif "flops_per_s" in grp and grp["flops_per_s"].notna().any():
+            best = f"{float(grp['flops_per_s'].max()) / 1e12:.0f} TFLOP/s"
+        elif family == "latency":
+            best = f"{float(grp['time_s'].median()) * 1e9:.0f} ns"
+        rows.append((family, name, variant, len(grp), f"{ok}/{len(grp)}", best))
+    print_table(("family", "name", "variant", "points", "verified", "best"), rows)
+
+
+@click.command("calibrate")
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.option("--system", "-s", "system_name", required=True, help="Catalog system the machine is an instance of.")
+@click.option("--out", "-o", "out", required=True, type=click.Path(path_type=Path), help="Profile YAML to write.")
+@click.option("--name", default=None, help="Profile name (default: the file name).")
+@json_option
+def calibrate_cmd(results: Path, system_name: str, out: Path, name: str | None, as_json: bool) -> None:
+    """Fit the model to RESULTS (a `rooflib bench` folder) and write a calibrated profile."""
+    from rooflib.calibrate import calibrate
+
+    command = "rooflib " + " ".join(sys.argv[1:]) if sys.argv[1:] else "rooflib calibrate"
+    profile = calibrate(results, system_name, out, name=name, command=command)
+    if as_json:
+        emit_json(profile)
+        return
+    click.echo(f"wrote {out}: {len(profile['overrides'])} fitted figures for {system_name}")
+    for q in profile["fit"]["quality"]:
+        if "median_abs_pct" in q:
+            click.echo(f"  {q['family']}: in-sample median {q['median_abs_pct']:.1f}%, max {q['max_abs_pct']:.1f}%")
+
+
+@click.command("validate")
+@click.argument("results", type=click.Path(exists=True, path_type=Path))
+@click.option("--system", "-s", "system_name", required=True, help="Catalog system the machine is an instance of.")
+@click.option("--profile", default=None, metavar="NAME|PATH", help="Calibrated profile to compare as well.")
+@click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None, help="Folder for the report.")
+@click.option("--no-plots", is_flag=True)
+@json_option
+def validate_cmd(
+    results: Path, system_name: str, profile: str | None, out: Path | None, no_plots: bool, as_json: bool
+) -> None:
+    """Predicted against measured for every family in RESULTS; with --out, writes REPORT.md, CSVs and plots."""
+    from rooflib.validate import validate
+
+    v = validate(results, system_name, profile=profile, out=out, plots=not no_plots)
+    if as_json:
+        emit_json(json.loads(v.errors.to_json(orient="records")))
+        return
+    rows = []
+    for rec in v.errors.to_dict("records"):
+        above = rec["max_abs_pct_above_1MiB"]
+        rows.append(
+            (
+                rec["family"],
+                rec["name"],
+                rec["model"],
+                rec["n"],
+                f"{rec['median_abs_pct']:.1f}%",
+                f"{rec['max_abs_pct']:.1f}%",
+                "-" if math.isnan(above) else f"{above:.1f}%",
+            )
+        )
+    print_table(("family", "name", "model", "n", "median |err|", "max |err|", "max > 1 MiB"), rows)
+    if out is not None:
+        click.echo(f"wrote {out / 'REPORT.md'}")
+
+
+@click.command("import-nccl-tests")
+@click.argument("text", type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "-o", "out", required=True, type=click.Path(path_type=Path), help="Results folder.")
+@click.option("--op", default=None, help="Collective (read from the text when it says).")
+@click.option("--gpus", type=int, default=None, help="Ranks (read from the text when it lists them).")
+def import_nccl_tests(text: Path, out: Path, op: str | None, gpus: int | None) -> None:
+    """Add the table printed by nccl-tests (all_reduce_perf, ...) to a results folder."""
+    from rooflib.bench.nccl_text import parse_nccl_tests
+    from rooflib.bench.runner import collect
+
+    rows = parse_nccl_tests(text.read_text(), op=op, gpus=gpus)
+    (out / "raw").mkdir(parents=True, exist_ok=True)
+    with (out / "raw" / "nccl.jsonl").open("a") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    collect(out)
+    click.echo(f"added {len(rows)} points to {out}")

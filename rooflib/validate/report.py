@@ -1,0 +1,103 @@
+"""``rooflib validate``: predicted against measured, per family, for several models side by side.
+
+Models: ``datasheet`` (the catalog as shipped), ``calibrated`` (with a profile), and for NCCL rows ``nccl``
+(NCCL's own tuning model, read from the ``NCCL_DEBUG_SUBSYS=TUNING`` logs the sweep saved). For each family and
+name the report gives the median and max absolute percentage error over all sizes and the max above 1 MiB,
+and plots measured and predicted curves. A calibrated profile fitted on the same folder is an in-sample check;
+the report says so when the profile's provenance matches the measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rooflib.bench.nccl_text import nccl_model_time, parse_tuning
+from rooflib.calibrate.data import load_results
+from rooflib.specs.resolve import load_system
+from rooflib.validate.predict import predict_frame
+
+__all__ = ["Validation", "error_table", "validate"]
+
+MIB = float(1 << 20)
+
+
+@dataclass(frozen=True)
+class Validation:
+    rows: pd.DataFrame  # measurements with one predicted column per model
+    errors: pd.DataFrame  # one row per (family, name, model)
+    models: tuple[str, ...]
+
+
+def _nccl_model(results: Path, frame: pd.DataFrame) -> pd.Series:
+    logs = sorted((results / "raw").glob("nccl_tuning_*.log")) if (results / "raw").is_dir() else []
+    entries = parse_tuning("\n".join(p.read_text(errors="replace") for p in logs))
+    values = np.full(len(frame), np.nan)
+    if entries:
+        for i, (family, name, size) in enumerate(zip(frame["family"], frame["name"], frame["bytes"], strict=True)):
+            if family == "nccl":
+                t, _ = nccl_model_time(entries, str(name), float(size))
+                values[i] = t if np.isfinite(t) else np.nan
+    return pd.Series(values, index=frame.index)
+
+
+def _errors(grp: pd.DataFrame, model: str) -> dict[str, float] | None:
+    pred = grp[f"pred_{model}"]
+    ok = pred.notna() & grp["time_s"].notna()
+    if not ok.any():
+        return None
+    err = (pred[ok] / grp["time_s"][ok] - 1.0).abs() * 100.0
+    big = err[pd.to_numeric(grp["bytes"][ok], errors="coerce").fillna(0) > MIB]
+    return {
+        "n": int(ok.sum()),
+        "median_abs_pct": float(err.median()),
+        "max_abs_pct": float(err.max()),
+        "max_abs_pct_above_1MiB": float(big.max()) if not big.empty else float("nan"),
+    }
+
+
+def error_table(rows: pd.DataFrame, models: tuple[str, ...]) -> pd.DataFrame:
+    """Median / max absolute % error per family (name ``(all)``) and per (family, name), for every model."""
+    records = []
+    for family, fam_rows in rows.groupby("family"):
+        groups = [("(all)", fam_rows), *((str(n), g) for n, g in fam_rows.groupby("name"))]
+        for name, grp in groups:
+            for model in models:
+                rec = _errors(grp, model)
+                if rec is not None:
+                    records.append({"family": family, "name": name, "model": model, **rec})
+    return pd.DataFrame.from_records(records)
+
+
+def validate(
+    results: str | Path,
+    system: str,
+    *,
+    profile: str | Path | None = None,
+    out: str | Path | None = None,
+    plots: bool = True,
+) -> Validation:
+    """Compare the models with the measurements in ``results``; with ``out``, write CSVs, plots and REPORT.md."""
+    root = Path(results)
+    frame = load_results(root)
+    frame = frame[frame["verified"]].copy()
+    gpus = int(np.nanmax(frame["gpus"].astype(float)))
+    models: list[str] = ["datasheet"]
+    frame["pred_datasheet"] = predict_frame(load_system(system, gpus=gpus), frame)
+    if profile is not None:
+        frame["pred_calibrated"] = predict_frame(load_system(system, gpus=gpus, profile=profile), frame)
+        models.append("calibrated")
+    nccl = _nccl_model(root, frame)
+    if nccl.notna().any():
+        frame["pred_nccl"] = nccl
+        models.append("nccl")
+    table = error_table(frame, tuple(models))
+    result = Validation(frame, table, tuple(models))
+    if out is not None:
+        from rooflib.validate.write import write_report
+
+        write_report(result, Path(out), system=system, results=root, profile=profile, plots=plots)
+    return result

@@ -1,0 +1,134 @@
+"""Writing a validation: ``errors.csv``, ``predictions.csv``, plots and a ``REPORT.md`` that links them."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from rooflib.validate.report import Validation
+
+__all__ = ["write_report"]
+
+_STYLE = {"datasheet": ":", "calibrated": "-", "nccl": "--"}
+
+
+def _axes(n: int) -> tuple[Any, list[Any]]:
+    from matplotlib.figure import Figure
+
+    cols = min(3, n)
+    rows = math.ceil(n / cols)
+    fig = Figure(figsize=(5 * cols, 3.6 * rows), layout="constrained")
+    axes = [fig.add_subplot(rows, cols, i + 1) for i in range(n)]
+    return fig, axes
+
+
+def _curves(v: Validation, family: str, x: str, variant: str | None, path: Path, ylabel: str) -> str | None:
+    rows = v.rows[v.rows["family"] == family]
+    if variant is not None:
+        rows = rows[rows["variant"] == variant]
+    rows = rows[rows[x].notna() & (rows[x].astype(float) > 0)]
+    names = sorted(rows["name"].dropna().unique())
+    if not names:
+        return None
+    fig, axes = _axes(len(names))
+    for ax, name in zip(axes, names, strict=True):
+        grp = rows[rows["name"] == name].sort_values(x)
+        if x == "sms":  # one size per SM sweep: the largest
+            grp = grp[grp["bytes"] == grp["bytes"].max()]
+        xs = grp[x].astype(float).to_numpy()
+        size = grp["bytes"].astype(float).to_numpy()
+        ax.plot(xs, size / grp["time_s"].astype(float).to_numpy() / 1e9, "ko", ms=3, label="measured")
+        for model in v.models:
+            pred = grp[f"pred_{model}"].astype(float).to_numpy()
+            if np.isfinite(pred).any():
+                ax.plot(xs, size / pred / 1e9, _STYLE.get(model, "-"), label=model)
+        ax.set_title(str(name))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("bytes" if x == "bytes" else "SMs")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    return path.name
+
+
+def _gemm_plot(v: Validation, path: Path) -> str | None:
+    rows = v.rows[v.rows["family"] == "gemm"]
+    if rows.empty:
+        return None
+    fig, (ax,) = _axes(1)
+    meas = rows["flops"].astype(float) / rows["time_s"].astype(float) / 1e12
+    for model in v.models:
+        pred = rows["flops"].astype(float) / rows[f"pred_{model}"].astype(float) / 1e12
+        if pred.notna().any():
+            ax.plot(meas, pred, "o", ms=4, label=model)
+    lim = [0, float(max(meas.max(), 1.0)) * 1.1]
+    ax.plot(lim, lim, "k-", lw=0.8)
+    ax.set_xlabel("measured TFLOP/s")
+    ax.set_ylabel("predicted TFLOP/s")
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    return path.name
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    cols = list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in frame.itertuples(index=False):
+        cells = [
+            f"{c:.1f}" if isinstance(c, float) and not math.isnan(c) else ("-" if isinstance(c, float) else str(c))
+            for c in row
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(
+    v: Validation, out: Path, *, system: str, results: Path, profile: str | Path | None, plots: bool = True
+) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    v.errors.to_csv(out / "errors.csv", index=False)
+    keep = [
+        c
+        for c in ("family", "name", "variant", "gpus", "bytes", "sms", "time_s", *[f"pred_{m}" for m in v.models])
+        if c in v.rows
+    ]
+    v.rows[keep].to_csv(out / "predictions.csv", index=False)
+    figures: list[str] = []
+    if plots:
+        for name, args in {
+            "p2p_sizes.png": ("p2p", "bytes", "one_way", "GB/s"),
+            "p2p_sms.png": ("p2p", "sms", "one_way", "GB/s"),
+            "nccl_stream.png": ("nccl", "bytes", "stream", "algbw GB/s"),
+            "nccl_graph.png": ("nccl", "bytes", "graph", "algbw GB/s"),
+        }.items():
+            fam, x, variant, label = args
+            made = _curves(v, fam, x, variant, out / name, label)
+            if made:
+                figures.append(made)
+        made = _gemm_plot(v, out / "gemm.png")
+        if made:
+            figures.append(made)
+    wide = v.errors.pivot_table(
+        index=["family", "name"], columns="model", values=["median_abs_pct", "max_abs_pct_above_1MiB"]
+    )
+    wide.columns = [f"{col[0]} ({col[1]})" for col in wide.columns.tolist()]
+    text = [
+        f"# Validation: {system}",
+        "",
+        f"Measurements: `{results}`. Models: {', '.join(v.models)}"
+        + (f" (profile `{profile}`)" if profile else "")
+        + ". Errors are absolute percentages of the measured time; 'above 1 MiB' keeps sizes over 1 MiB.",
+        "",
+        _markdown_table(wide.reset_index()),
+        "",
+        *[f"![{f}]({f})" for f in figures],
+        "",
+    ]
+    (out / "REPORT.md").write_text("\n".join(text))
+    return out / "REPORT.md"
