@@ -14,7 +14,7 @@ nvidia-smi topo -m | head -5
 run() {  # name, then bench arguments
   local name=$1; shift
   local start=$SECONDS
-  python3 -m rooflib bench "$@" --out "runs/$name" --keep-going > "runs/$name.log" 2>&1
+  timeout -s INT "${BENCH_LIMIT_S:-520}" python3 -m rooflib bench "$@" --out "runs/$name" --keep-going > "runs/$name.log" 2>&1
   echo "== $name: exit $? in $((SECONDS - start)) s"
   tar -czf "$out/$name.tar.gz" "runs/$name" "runs/$name.log"
 }
