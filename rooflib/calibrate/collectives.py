@@ -1,8 +1,8 @@
 """Fitting the collective library's parameters to NCCL measurements (stream and CUDA-graph launches).
 
 The model keeps its structure (routed plans of the library's own algorithms, protocol regimes); the fit moves
-its numbers: stream and graph launch costs, a per-op latency, the achievable NVLink share, each protocol's
-per-hop latency and bandwidth share, and a message-size efficiency table, by least squares on
+its numbers: stream and graph launch costs, a per-op latency and bandwidth share, the achievable NVLink
+share, each protocol's per-hop latency and bandwidth share, and a message-size efficiency table, by least squares on
 ``log(predicted / measured)`` over every verified point (scipy ``least_squares``, soft-L1 loss).
 
 Only NVLink-class parameters are fitted: a single-node run says nothing about InfiniBand.
@@ -25,7 +25,7 @@ from rooflib.specs.resolve import System
 __all__ = ["fit_collectives"]
 
 PROTOCOLS = ("ll", "ll128", "simple")
-CURVE_SIZES = tuple(float(2**k) for k in range(10, 29, 3))  # 1 KiB .. 256 MiB per-transfer messages
+CURVE_SIZES = tuple(float(2**k) for k in range(10, 32, 3))  # 1 KiB .. 2 GiB per-transfer messages
 
 
 @dataclass
@@ -45,12 +45,13 @@ class _Params:
     lat: dict[str, float]
     share: dict[str, float]
     op: dict[str, float]
+    op_eff: dict[str, float]
     curve: tuple[tuple[float, float], ...]
 
 
 class _Model:
-    """Parameter vector <-> predictions. Layout: launch_graph, stream_extra, nv_eff, lat x3, share x2, op x n,
-    curve x len(CURVE_SIZES)."""
+    """Parameter vector <-> predictions. Layout: launch_graph, stream_extra, nv_eff, lat x3, share x2,
+    op latency x n, op efficiency x n, curve x len(CURVE_SIZES)."""
 
     def __init__(self, system: System, points: list[_Point]) -> None:
         self.system, self.points = system, points
@@ -67,19 +68,24 @@ class _Model:
                 *lat,
                 *share,
                 *[1e-6] * len(self.ops),
+                *[1.0] * len(self.ops),
                 *[0.01] * len(CURVE_SIZES),
             ]
         )
         n_op, n_c = len(self.ops), len(CURVE_SIZES)
         # the size curve is parametrised by log-decrements d_j >= 0: eff_k = exp(-sum_{j >= k} d_j) grows with
         # size, and d_j <= ln 8 keeps time non-decreasing between points 8x apart
-        self.lower = np.array([0, 0, 0.3, 0, 0, 0, 0.05, 0.3, *[0] * n_op, *[0.0] * n_c])
-        self.upper = np.array([1e-4, 1e-4, 1.0, 2e-5, 2e-5, 4e-5, 1.0, 1.0, *[1e-4] * n_op, *[2.0] * n_c])
-        self.scale = np.array([1e-6, 1e-6, 0.1, 1e-6, 1e-6, 1e-6, 0.1, 0.1, *[1e-6] * n_op, *[0.1] * n_c])
+        self.lower = np.array([0, 0, 0.3, 0, 0, 0, 0.05, 0.3, *[0] * n_op, *[0.3] * n_op, *[0.0] * n_c])
+        self.upper = np.array(
+            [1e-4, 1e-4, 1.0, 2e-5, 2e-5, 4e-5, 1.0, 1.0, *[1e-4] * n_op, *[1.0] * n_op, *[2.0] * n_c]
+        )
+        self.scale = np.array(
+            [1e-6, 1e-6, 0.1, 1e-6, 1e-6, 1e-6, 0.1, 0.1, *[1e-6] * n_op, *[0.1] * n_op, *[0.1] * n_c]
+        )
 
     def unpack(self, x: np.ndarray) -> _Params:
         n_op = len(self.ops)
-        effs = np.exp(-np.cumsum(x[8 + n_op :][::-1])[::-1])
+        effs = np.exp(-np.cumsum(x[8 + 2 * n_op :][::-1])[::-1])
         return _Params(
             launch_graph=float(x[0]),
             launch_stream=float(x[0] + x[1]),
@@ -87,6 +93,7 @@ class _Model:
             lat={name: float(v) for name, v in zip(PROTOCOLS, x[3:6], strict=True)},
             share={"ll": float(x[6]), "ll128": float(x[7]), "simple": 1.0},
             op={name: float(v) for name, v in zip(self.ops, x[8 : 8 + n_op], strict=True)},
+            op_eff={name: float(v) for name, v in zip(self.ops, x[8 + n_op : 8 + 2 * n_op], strict=True)},
             curve=tuple((s, float(e)) for s, e in zip(CURVE_SIZES, effs, strict=True)),
         )
 
@@ -95,7 +102,7 @@ class _Model:
             dataclasses.replace(r, lat_nv=p.lat[r.name], bw_fraction=p.share[r.name]) if r.name in PROTOCOLS else r
             for r in cost.regimes
         )
-        scale = self.eff0 / p.eff
+        scale = self.eff0 / (p.eff * p.op_eff[op])
         phases = tuple(dataclasses.replace(ph, beta=ph.beta * scale) for ph in cost.phases)
         return dataclasses.replace(
             cost, regimes=regimes, phases=phases, base_latency=p.op[op], size_curve_points=p.curve
@@ -171,6 +178,9 @@ def fit_collectives(frame: pd.DataFrame, system: System, source: str, *, nvls_en
         fit.overrides[f"library.algorithm_latency.{alg}"] = folded
     fit.overrides["library.op_latency"] = {
         op: {"value": f"{v * 1e6:.4g} us", "source": source} for op, v in p.op.items()
+    }
+    fit.overrides["library.op_efficiency"] = {
+        op: {"value": round(v, 4), "source": source} for op, v in p.op_eff.items()
     }
     curve = [[size, round(e, 4)] for size, e in p.curve]
     fit.overrides["library.link_size_efficiency"] = {"points": curve, "source": source}

@@ -5,9 +5,9 @@
 - ``ceilings``: ``hbm_efficiency`` = the better streaming copy rate (bytes read + written; the shipped kernel or
   torch's device-to-device copy) over the datasheet HBM rate;
   ``l2_bandwidth`` = the L2 read rate.
-- ``gemm``: ``tensor_efficiency`` (per dtype measured, the bf16 one kept) chosen so that the compute model, with
-  its tile and wave quantisation, matches cuBLAS on large shapes in the median (ratio of times on shapes of
-  at least 2 x 4096^3 FLOPs).
+- ``gemm``: ``kernel_launch`` from the smallest products (time beyond their compute), then per dtype the
+  efficiency (``dtype_efficiency``; bf16 also as ``tensor_efficiency``) with which the compute model, tile and
+  wave quantisation included, matches cuBLAS in the median over shapes of at least 2 x 4096^3 FLOPs.
 """
 
 from __future__ import annotations
@@ -61,21 +61,36 @@ def _ceilings(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> Non
 
 
 def _gemm(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> None:
-    if "dtype" not in frame:
+    if "dtype" not in frame or "m" not in frame:
         return
-    rows = frame[(frame["family"] == "gemm") & frame["verified"] & (frame["dtype"] == "bf16")]
+    rows = frame[(frame["family"] == "gemm") & frame["verified"] & frame["m"].notna()]
     if rows.empty:
         return
-    big = rows[rows["flops"].astype(float) >= 2 * 4096**3]
-    if big.empty:
-        return
     dev = system.device
-    shapes = zip(
-        big["m"].astype(int), big["n"].astype(int), big["k"].astype(int), big["time_s"].astype(float), strict=True
-    )
-    ratios = [gemm(dev, int(m), int(n), int(k), "bf16").time_s / float(t) for m, n, k, t in shapes]
-    eff = dev.tensor_efficiency.value * float(np.median(ratios))
-    fit.set("device.tensor_efficiency", min(1.0, eff), source)
+    flops = rows["flops"].astype(float)
+    # launch cost: what the smallest products take beyond their (tiny) compute time
+    tiny = rows[flops <= 2 * 1024**3]
+    launch = dev.kernel_launch.value
+    if not tiny.empty:
+        model = [gemm(dev, int(m), int(n), int(k), str(d)).time_s for m, n, k, d in _shapes(tiny)]
+        launch = float(np.median(tiny["time_s"].astype(float).to_numpy() - np.asarray(model)))
+        fit.set("device.kernel_launch", max(0.0, launch) * 1e6, source, "us")
+    for dtype, grp in rows[flops >= 2 * 4096**3].groupby("dtype"):
+        if dev.tensor_peak(str(dtype)) is None:  # type: ignore[arg-type]
+            continue
+        ratios = [
+            gemm(dev, int(m), int(n), int(k), str(d)).time_s / (float(t) - launch)
+            for (m, n, k, d), t in zip(_shapes(grp), grp["time_s"], strict=True)
+        ]
+        eff = min(1.0, dev.gemm_efficiency(str(dtype)) * float(np.median(ratios)))
+        if dtype == "bf16":
+            fit.set("device.tensor_efficiency", eff, source)
+        fit.overrides.setdefault("device.dtype_efficiency", {})[str(dtype)] = {"value": round(eff, 4), "source": source}
+
+
+def _shapes(rows: pd.DataFrame) -> list[tuple[int, int, int, str]]:
+    cols = (rows["m"].astype(int), rows["n"].astype(int), rows["k"].astype(int), rows["dtype"].astype(str))
+    return [(int(m), int(n), int(k), str(d)) for m, n, k, d in zip(*cols, strict=True)]
 
 
 def fit_device(frame: pd.DataFrame, system: System, source: str) -> Fit:

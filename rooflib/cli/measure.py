@@ -110,6 +110,7 @@ def validate_cmd(
             (
                 rec["family"],
                 rec["name"],
+                rec["variant"],
                 rec["model"],
                 rec["n"],
                 f"{rec['median_abs_pct']:.1f}%",
@@ -117,7 +118,7 @@ def validate_cmd(
                 "-" if math.isnan(above) else f"{above:.1f}%",
             )
         )
-    print_table(("family", "name", "model", "n", "median |err|", "max |err|", "max > 1 MiB"), rows)
+    print_table(("family", "name", "variant", "model", "n", "median |err|", "max |err|", "max > 1 MiB"), rows)
     if out is not None:
         click.echo(f"wrote {out / 'REPORT.md'}")
 

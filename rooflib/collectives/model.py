@@ -117,9 +117,12 @@ def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System)
 def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     """Route a plan once; the result evaluates any array of sizes cheaply."""
     eff = _efficiency(system, plan.regime)
+    native = plan.algorithm in system.library.native_algorithms.get(plan.op, ())
+    op_eff = system.library.op_efficiency.get(plan.op) if native else None
+    if op_eff is not None:
+        eff = eff * op_eff.value
     phases = tuple(_phase_cost(p, table, eff, system) for p in plan.phases)
     base = system.library.algorithm_latency.get(plan.algorithm)
-    native = plan.algorithm in system.library.native_algorithms.get(plan.op, ())
     extra = system.library.op_latency.get(plan.op) if native else None
     curve = system.library.link_size_efficiency
     return PlanCost(

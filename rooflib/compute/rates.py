@@ -131,7 +131,7 @@ class Rates:
         total = int(device.sms)
         if unit == "tensor":
             peak = device.tensor_peak(dt)
-            eff = device.tensor_efficiency.value if derate else 1.0
+            eff = device.gemm_efficiency(dtype) if derate else 1.0
         else:
             peak = device.vector_peak(dt)
             eff = 1.0

@@ -66,7 +66,7 @@ def roofs(system: System, dtype: DType = "bf16", *, achievable: bool = False) ->
         links["ib"] = system.nic.port_bandwidth.value * so.nics_per_node / system.gpus_per_node
     if achievable:
         uses_tensor = dev.tensor_peak(dtype) is not None
-        peak *= dev.tensor_efficiency.value if uses_tensor else 1.0
+        peak *= dev.gemm_efficiency(dtype) if uses_tensor else 1.0
         hbm *= dev.hbm_efficiency.value
         eff = system.library.link_efficiency
         links = {c: bw * (eff[c].value if c in eff else 1.0) for c, bw in links.items()}

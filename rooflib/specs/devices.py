@@ -122,6 +122,9 @@ class DeviceSpec(SpecModel):
     hbm_bandwidth: Bandwidth
     hbm_efficiency: Fraction = Field(description="achievable fraction of hbm_bandwidth for a streaming copy")
     tensor_efficiency: Fraction = Field(description="achievable fraction of the tensor peak for a large GEMM")
+    dtype_efficiency: dict[str, Fraction] = Field(
+        default_factory=dict, description="per-dtype achievable GEMM fraction where it differs (e.g. fp8; calibrated)"
+    )
     copy_engines: Count
     nvlink: NVLinkPort
     pcie: str = Field(description="host interface, an interconnect name")
@@ -135,6 +138,11 @@ class DeviceSpec(SpecModel):
         """Dense tensor-core FLOP/s for ``dtype`` or None when absent (fp32 maps to tf32 only if asked)."""
         fig = getattr(self.tensor, dtype, None) if dtype != "fp32" else None
         return None if fig is None else fig.value
+
+    def gemm_efficiency(self, dtype: str) -> float:
+        """Achievable share of the tensor peak for ``dtype`` (``dtype_efficiency``, else ``tensor_efficiency``)."""
+        fig = self.dtype_efficiency.get(dtype)
+        return (fig or self.tensor_efficiency).value
 
     def vector_peak(self, dtype: DType) -> float | None:
         fig = getattr(self.vector, dtype, None)

@@ -146,6 +146,10 @@ class LibrarySpec(SpecModel):
         default_factory=dict,
         description="extra latency per call of one op (calibrated), added to its native algorithms",
     )
+    op_efficiency: dict[str, Fraction] = Field(
+        default_factory=dict,
+        description="bandwidth share one op's native algorithms reach relative to the link efficiency (calibrated)",
+    )
     native_algorithms: dict[str, tuple[str, ...]] = Field(
         default_factory=lambda: dict(NATIVE_ALGORITHMS),
         description="algorithms the library itself runs, per op (algorithm='library' chooses among these)",

@@ -7,7 +7,8 @@
 | latency  | intra_sm_mbarrier, inter_sm_flag       | device ``sync_intra_sm`` / ``sync_inter_sm``                   |
 | latency  | peer_flag between two GPUs             | one-way latency of the topology path                          |
 | ceilings | hbm_read/write/copy, l2_read, wgmma_*  | bytes over achievable HBM / L2 rate; FLOPs over tensor peak    |
-| gemm     | gemm_bf16, gemm_fp8                    | ``rooflib.compute.gemm`` (tile and wave quantisation)         |
+| gemm     | gemm_bf16, gemm_fp8                    | ``rooflib.compute.gemm`` (tile and wave quantisation) plus   |
+|          |                                        | the device's ``kernel_launch`` (each product timed alone)     |
 | nccl     | every op, stream and graph launches    | ``predict_collective(..., algorithm="library")``              |
 
 Rows without a model (e.g. ``mma_sync`` loops, loopback latency) get NaN and are left out of the error tables.
@@ -93,7 +94,8 @@ def _gemm(system: System, rows: pd.DataFrame) -> pd.Series:
         dtype = str(row.get("dtype", "bf16"))
         if system.device.tensor_peak(dtype) is None:  # type: ignore[arg-type]
             continue
-        out[idx] = gemm(system.device, int(row["m"]), int(row["n"]), int(row["k"]), dtype).time_s
+        cost = gemm(system.device, int(row["m"]), int(row["n"]), int(row["k"]), dtype)
+        out[idx] = cost.with_overhead(system.device.kernel_launch.value).time_s  # one launch per timed product
     return out
 
 

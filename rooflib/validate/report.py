@@ -60,15 +60,22 @@ def _errors(grp: pd.DataFrame, model: str) -> dict[str, float] | None:
 
 
 def error_table(rows: pd.DataFrame, models: tuple[str, ...]) -> pd.DataFrame:
-    """Median / max absolute % error per family (name ``(all)``) and per (family, name), for every model."""
+    """Median / max absolute % error per family (name ``(all)``), per family and variant, and per (family, name,
+    variant), for every model."""
     records = []
     for family, fam_rows in rows.groupby("family"):
-        groups = [("(all)", fam_rows), *((str(n), g) for n, g in fam_rows.groupby("name"))]
-        for name, grp in groups:
+        groups = [("(all)", "", fam_rows)]
+        groups += [
+            ("(all)", str(v), g)
+            for v, g in fam_rows.groupby("variant")
+            if str(v) and fam_rows["variant"].nunique() > 1
+        ]
+        groups += [(str(k[0]), str(k[1]), g) for k, g in fam_rows.groupby(["name", "variant"])]
+        for name, variant, grp in groups:
             for model in models:
                 rec = _errors(grp, model)
                 if rec is not None:
-                    records.append({"family": family, "name": name, "model": model, **rec})
+                    records.append({"family": family, "name": name, "variant": variant, "model": model, **rec})
     return pd.DataFrame.from_records(records)
 
 

@@ -115,7 +115,7 @@ def write_report(
         if made:
             figures.append(made)
     wide = v.errors.pivot_table(
-        index=["family", "name"], columns="model", values=["median_abs_pct", "max_abs_pct_above_1MiB"]
+        index=["family", "name", "variant"], columns="model", values=["median_abs_pct", "max_abs_pct_above_1MiB"]
     )
     wide.columns = [f"{col[0]} ({col[1]})" for col in wide.columns.tolist()]
     text = [
