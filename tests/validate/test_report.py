@@ -1,0 +1,36 @@
+"""Validation on the committed H200 measurements (docs/validation/h200/runs/x2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rooflib.validate import validate
+
+RUNS = Path(__file__).resolve().parents[2] / "docs" / "validation" / "h200" / "runs"
+
+
+@pytest.fixture(scope="module")
+def report():  # type: ignore[no-untyped-def]
+    return validate(RUNS / "x2", "hgx-h200", profile="h200-x2")
+
+
+def test_every_family_gets_errors(report) -> None:  # type: ignore[no-untyped-def]
+    fams = set(report.errors["family"])
+    assert {"p2p", "nccl", "latency", "ceilings", "gemm"} <= fams
+    assert set(report.models) == {"datasheet", "calibrated", "nccl"}
+
+
+def test_calibration_beats_the_datasheet(report) -> None:  # type: ignore[no-untyped-def]
+    e = report.errors
+    overall = e[(e["name"] == "(all)") & (e["variant"] == "")].set_index(["family", "model"])["median_abs_pct"]
+    for fam in ("p2p", "nccl", "gemm"):
+        assert overall[(fam, "calibrated")] < overall[(fam, "datasheet")]
+
+
+def test_report_files(tmp_path: Path) -> None:
+    validate(RUNS / "x1-quick", "hgx-h200", profile="h200-x2", out=tmp_path, plots=True)
+    text = (tmp_path / "REPORT.md").read_text()
+    assert "| family | name | variant |" in text and (tmp_path / "errors.csv").exists()
+    assert (tmp_path / "p2p_sizes.png").stat().st_size > 1000
