@@ -144,14 +144,27 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     """Predicted time (s) of a costed plan at each size, and the protocol regime chosen at each size."""
     s = np.asarray(nbytes, dtype=np.float64)
     best = np.full(s.shape, np.inf)
-    names = np.full(s.shape, "", dtype=object)
-    for regime in cost.regimes:
-        t = np.full(s.shape, launch_s + cost.base_latency)
-        for ph in cost.phases:
-            eff = regime.bw_fraction * _size_eff(cost.size_curve_points, ph.msg * s)
-            t = t + ph.hops_nv * regime.lat_nv + ph.hops_net * regime.lat_net + s * ph.beta / eff
-        t = np.where(s <= regime.max_bytes, t, np.inf)
+    pick = np.full(s.shape, -1, dtype=np.int64)
+    # seconds per byte of S summed over phases: one multiply per regime when there is no size curve
+    body = None
+    if cost.size_curve_points is None:
+        body = s * sum(ph.beta for ph in cost.phases)
+    for i, regime in enumerate(cost.regimes):
+        fixed = (
+            launch_s
+            + cost.base_latency
+            + sum(ph.hops_nv * regime.lat_nv + ph.hops_net * regime.lat_net for ph in cost.phases)
+        )
+        if body is not None:
+            t = fixed + body / regime.bw_fraction
+        else:
+            t = np.full(s.shape, fixed)
+            for ph in cost.phases:
+                t = t + s * ph.beta / (regime.bw_fraction * _size_eff(cost.size_curve_points, ph.msg * s))
+        if regime.max_bytes < np.inf:
+            t = np.where(s <= regime.max_bytes, t, np.inf)
         better = t < best
         best = np.where(better, t, best)
-        names = np.where(better, regime.name, names)
-    return best, [str(x) for x in np.ravel(names)]
+        pick = np.where(better, i, pick)
+    names = [cost.regimes[i].name for i in range(len(cost.regimes))]
+    return best, [names[i] for i in np.ravel(pick).tolist()]

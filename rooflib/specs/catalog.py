@@ -35,6 +35,7 @@ _MODELS: dict[str, Any] = {
     "profile": ProfileSpec,
 }
 T = TypeVar("T")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def builtin_data_dir(sub: str) -> Path:
@@ -57,7 +58,7 @@ class RawItem:
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         with path.open(encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            data = yaml.load(fh, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise SpecError(path, [("<yaml>", None, f"not valid YAML: {exc}")]) from None
     if not isinstance(data, dict):
