@@ -66,9 +66,7 @@ def error_table(rows: pd.DataFrame, models: tuple[str, ...]) -> pd.DataFrame:
     for family, fam_rows in rows.groupby("family"):
         groups = [("(all)", "", fam_rows)]
         groups += [
-            ("(all)", str(v), g)
-            for v, g in fam_rows.groupby("variant")
-            if str(v) and fam_rows["variant"].nunique() > 1
+            ("(all)", str(v), g) for v, g in fam_rows.groupby("variant") if str(v) and fam_rows["variant"].nunique() > 1
         ]
         groups += [(str(k[0]), str(k[1]), g) for k, g in fam_rows.groupby(["name", "variant"])]
         for name, variant, grp in groups:

@@ -36,7 +36,7 @@ def test_old_layout() -> None:
     assert ring_simple[0].latency_s == pytest.approx(16.8e-6) and ring_simple[0].algbw_bytes_per_s == pytest.approx(230e9)
     t, pick = nccl_model_time(entries, "all_reduce", 1 << 30)
     assert pick == "Ring/Simple" and t == pytest.approx(16.8e-6 + (1 << 30) / 230e9)
-    t_small, pick_small = nccl_model_time(entries, "all_reduce", 1024)
+    _, pick_small = nccl_model_time(entries, "all_reduce", 1024)
     assert pick_small == "Ring/LL"
     assert nccl_model_time(entries, "broadcast", 1 << 20)[1] == "Ring/Simple"  # 15.8 us against 21.6 with LL128
 
