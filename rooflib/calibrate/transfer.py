@@ -20,7 +20,11 @@ from rooflib.transfer.model import link_bandwidth
 __all__ = ["fit_transfers"]
 
 _FITTED = (("copy_engine", "copy_engine"), ("tma", "tma"), ("ldst_push", "ldst"))
-_REDUCE = (("tma_reduce", "tma"), ("red", "ldst"))
+_REDUCE = (
+    ("tma_reduce", "tma", "reduce_peak_fraction"),
+    ("red", "ldst", "reduce_peak_fraction"),
+    ("ldst_pull", "ldst", "pull_peak_fraction"),
+)
 MIB = float(1 << 20)
 
 
@@ -101,11 +105,11 @@ def fit_transfers(frame: pd.DataFrame, system: System, source: str) -> Fit:
                 rates = size / np.maximum(per_k.to_numpy(dtype=float) - fixed, 1e-12)
                 fit.set(f"{base}.per_sm_bandwidth", _per_sm(k, rates, cap) / 1e9, source, "GB/s")
         fit.quality.append({"family": "p2p", "name": measured, "fixed_cost_s": fixed, "cap_bytes_per_s": cap})
-    for measured, model in _REDUCE:
+    for measured, model, field in _REDUCE:
         red = rows[(rows["name"] == measured) & (rows["bytes"].astype(float) >= 256 * MIB)]
         red = red[(red["sms"].astype(float) >= total_sms)]
         if red.empty:
             continue
         rate = float(np.median(red["bytes"].astype(float) / red["time_s"].astype(float)))
-        fit.set(f"device.transfer.{model}.reduce_peak_fraction", min(1.0, rate / link), source)
+        fit.set(f"device.transfer.{model}.{field}", min(1.0, rate / link), source)
     return fit

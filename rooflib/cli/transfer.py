@@ -74,6 +74,7 @@ def transfer_record(result: TransferResult) -> dict[str, Any]:
 )
 @click.option("--src", type=click.IntRange(min=0), default=0, show_default=True, help="Source GPU.")
 @click.option("--dst", type=click.IntRange(min=0), default=1, show_default=True, help="Destination GPU.")
+@click.option("--pull", is_flag=True, help="The receiver reads from the sender's memory instead of the sender writing.")
 @json_option
 @profile_option
 @catalog_option
@@ -85,6 +86,7 @@ def transfer(
     reduction: str,
     src: int,
     dst: int,
+    pull: bool,
     as_json: bool,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
@@ -102,6 +104,7 @@ def transfer(
         reduction=as_reduction(reduction),
         src=src,
         dst=dst,
+        pull=pull,
     )
     if as_json:
         emit_json(transfer_record(result))

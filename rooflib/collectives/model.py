@@ -24,6 +24,7 @@ from rooflib.collectives.plans import Phase, Plan
 from rooflib.conventions import Algorithm, Op
 from rooflib.specs.figures import log_interp
 from rooflib.specs.resolve import System
+from rooflib.topology.allpairs import all_pairs_loads
 from rooflib.topology.links import IB, NV, PCIE, LinkTable
 from rooflib.topology.routing import link_loads
 
@@ -97,6 +98,8 @@ def _regimes(system: System, plan: Plan, table: LinkTable) -> tuple[Regime, ...]
 
 def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System) -> PhaseCost:
     loads = link_loads(table, phase.src, phase.dst, phase.frac) * phase.repeat
+    if phase.all_pairs is not None:
+        loads += all_pairs_loads(table, phase.all_pairs, phase.all_pairs_frac) * phase.repeat
     if phase.switch_members is not None:
         members = phase.switch_members
         for p in range(table.planes):

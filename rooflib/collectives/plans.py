@@ -18,11 +18,10 @@ import numpy.typing as npt
 from rooflib.collectives.group import Group
 from rooflib.conventions import Algorithm, Op
 
-__all__ = ["ALGORITHMS_FOR", "MAX_PAIRS", "NotApplicable", "Phase", "Plan", "build_plan"]
+__all__ = ["ALGORITHMS_FOR", "NotApplicable", "Phase", "Plan", "build_plan"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-MAX_PAIRS = 4_000_000  # all-pairs plans above this many transfers use the symmetric closed form or are refused
 
 
 class NotApplicable(Exception):
@@ -42,6 +41,8 @@ class Phase:
     switch_ingress: float = 0.0
     reduce_bytes: float = 0.0  # per-GPU bytes / S reduced inside the switch, NVLS only
     switch_members: IntArray | None = None  # GPUs exchanging switch_egress / switch_ingress with the switch
+    all_pairs: IntArray | None = None  # members sending all_pairs_frac * S to every other member
+    all_pairs_frac: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,10 @@ def _ring(g: Group, step_frac: float, steps: int) -> Phase:
     return _phase(pairs, repeat=steps, msg=step_frac / r, **_hops(g, steps, g.n - 1 if g.n > 1 else 1))
 
 
-def _all_pairs(members: IntArray, frac: float) -> tuple[IntArray, IntArray, FloatArray]:
-    n = members.size
-    if n * (n - 1) > MAX_PAIRS:
-        raise NotApplicable(f"{n} GPUs make {n * (n - 1)} transfers; direct plans stop at {MAX_PAIRS}")
-    s, d = np.meshgrid(members, members, indexing="ij")
-    keep = s != d
-    return s[keep], d[keep], np.full(int(keep.sum()), frac)
+def _all_pairs(members: IntArray, frac: float, **kw: int) -> Phase:
+    """Every member sends ``frac * S`` to every other member; routed in closed form (no list of pairs)."""
+    empty = np.zeros(0, np.int64)
+    return Phase(empty, empty, np.zeros(0), msg=frac, all_pairs=members, all_pairs_frac=frac, **kw)  # type: ignore[arg-type]
 
 
 def _net_hop(g: Group) -> dict[str, int]:
@@ -216,12 +214,12 @@ def _rooted(g: Group, op: Op, alg: Algorithm) -> list[Phase]:
 
 def _direct(g: Group, op: Op) -> list[Phase]:
     if op == "all_to_all":
-        return [_phase([_all_pairs(g.ranks, 1.0 / g.n)], msg=1.0 / g.n, **_net_hop(g))]
+        return [_all_pairs(g.ranks, 1.0 / g.n, **_net_hop(g))]
     if op == "send_recv":
         return [_phase([(g.ranks, np.roll(g.ranks, -1), np.ones(g.n))], **_net_hop(g))]
     _needs_one_domain(g, "direct")
     frac = 1.0 if op == "all_reduce" else 1.0 / g.n
-    return [_phase([_all_pairs(g.ranks, frac)], msg=frac, hops_nv=1)]
+    return [_all_pairs(g.ranks, frac, hops_nv=1)]
 
 
 ALGORITHMS_FOR: dict[Op, tuple[Algorithm, ...]] = {
@@ -256,7 +254,7 @@ def build_plan(op: Op, alg: Algorithm, g: Group) -> Plan:
         phases = _direct(g, op)
     elif alg == "two_shot":
         _needs_one_domain(g, "two_shot")
-        half = _phase([_all_pairs(g.ranks, 1.0 / g.n)], msg=1.0 / g.n, hops_nv=1)
+        half = _all_pairs(g.ranks, 1.0 / g.n, hops_nv=1)
         phases = [half, half]
     elif alg == "recursive":
         phases = _recursive(g, op)

@@ -75,6 +75,9 @@ class MechanismSpec(SpecModel):
     reduce_peak_fraction: Fraction | None = Field(
         default=None, description="large-message fraction of the link when adding into peer memory (TMA add, red)"
     )
+    pull_peak_fraction: Fraction | None = Field(
+        default=None, description="large-message fraction when the receiver reads from the peer (pull) instead"
+    )
     size_efficiency: SizeCurve | None = None
 
 

@@ -64,11 +64,12 @@ def predict_transfer(
     reduction: Reduction = "none",
     src: int = 0,
     dst: int = 1,
+    pull: bool = False,
 ) -> TransferResult:
     """Time of one ``nbytes`` message from GPU ``src`` to ``dst`` by every capable mechanism, best first.
 
     ``sms`` is the SM budget (default: all SMs); ``reduction`` asks for mechanisms that can add into the peer
-    (``"peer"``) or reduce in the switch (``"switch"``).
+    (``"peer"``) or reduce in the switch (``"switch"``), at their reduction rates; ``pull`` has the receiver read.
     """
     total = int(system.device.sms)
     budget = total if sms is None else int(sms)
@@ -92,7 +93,7 @@ def predict_transfer(
         if CAPABILITIES[mech].uses_sms and used == 0:
             unavailable[mech] = "no SMs in the budget"
             continue
-        t = float(transfer_time(system, mech, nbytes, used, src=src, dst=dst))
+        t = float(transfer_time(system, mech, nbytes, used, src=src, dst=dst, reduce=reduction != "none", pull=pull))
         options.append(MechanismChoice(mech, used, t, nbytes / t if t > 0 else 0.0))
     if not options:
         detail = "; ".join(f"{k}: {v}" for k, v in unavailable.items() if k in wanted or mechanism == "auto")
@@ -125,7 +126,7 @@ def best_mechanism(
     for mech in available_mechanisms(system, reduction):
         used = np.minimum(budget, saturating_sms(system, mech, link=link)) if CAPABILITIES[mech].uses_sms else 0
         with np.errstate(divide="ignore"):
-            t = transfer_time(system, mech, size, used)
+            t = transfer_time(system, mech, size, used, reduce=reduction != "none")
         if CAPABILITIES[mech].uses_sms:
             t = np.where(budget > 0, t, np.inf)
         better = t < best_t

@@ -113,11 +113,20 @@ def mechanism_rate(
     *,
     link: float | None = None,
     reduce: bool = False,
+    pull: bool = False,
 ) -> FloatArray:
-    """Large-message rate (B/s) of ``mech`` with ``sms`` SMs (all SMs when None), before size effects."""
+    """Large-message rate (B/s) of ``mech`` with ``sms`` SMs (all SMs when None), before size effects.
+
+    ``reduce``: adding into the peer (``reduce_peak_fraction``); ``pull``: the receiver reading from the peer
+    (``pull_peak_fraction``); each falls back to ``peak_fraction`` when the spec has no figure for it.
+    """
     spec = _spec(system, mech)
     bw = link_bandwidth(system) if link is None else link
-    fraction = spec.reduce_peak_fraction if reduce and spec.reduce_peak_fraction is not None else spec.peak_fraction
+    fraction = spec.peak_fraction
+    if reduce and spec.reduce_peak_fraction is not None:
+        fraction = spec.reduce_peak_fraction
+    elif pull and spec.pull_peak_fraction is not None:
+        fraction = spec.pull_peak_fraction
     cap = fraction.value * bw
     total = int(system.device.sms)
     s = np.asarray(total if sms is None else sms, dtype=np.float64)
@@ -147,12 +156,15 @@ def transfer_time(
     src: int = 0,
     dst: int = 1,
     reduce: bool = False,
+    pull: bool = False,
 ) -> FloatArray:
     """Seconds to move ``nbytes`` (array) from GPU ``src`` to ``dst`` by ``mechanism`` with ``sms`` SMs.
 
     ``sms`` broadcasts against ``nbytes``; ``None`` means all SMs (ignored by the copy engine). Zero SMs
     with an SM-driven mechanism gives ``inf``. ``reduce=True`` adds into the peer's memory instead of
-    copying (TMA add, ``red``), at the mechanism's ``reduce_peak_fraction`` of the link.
+    copying (TMA add, ``red``), at the mechanism's ``reduce_peak_fraction`` of the link. ``pull=True`` has the
+    receiver read from the sender's memory (``pull_peak_fraction``), paying one more one-way link latency for
+    the request.
     """
     mech = check_mechanism(mechanism)
     spec = _spec(system, mech)
@@ -161,9 +173,14 @@ def transfer_time(
     size = np.asarray(nbytes, dtype=np.float64)
     if (size < 0).any() or not np.isfinite(size).all():
         raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-    rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst), reduce=reduce)
+    rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst), reduce=reduce, pull=pull)
     if spec.size_efficiency is not None:
         rate = rate * spec.size_efficiency(size)
     with np.errstate(divide="ignore", invalid="ignore"):
         body = np.where(size > 0, size / rate, 0.0)
-    return np.asarray(spec.fixed_cost.value + body, dtype=np.float64)
+    fixed = spec.fixed_cost.value
+    if pull:
+        from rooflib.collectives.api import topology_of
+
+        fixed += topology_of(system).latency(src, dst)
+    return np.asarray(fixed + body, dtype=np.float64)

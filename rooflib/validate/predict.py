@@ -30,13 +30,13 @@ from rooflib.transfer import transfer_time
 
 __all__ = ["MECHANISM_MODEL", "predict_frame"]
 
-MECHANISM_MODEL = {
-    "copy_engine": ("copy_engine", False),
-    "tma": ("tma", False),
-    "ldst_push": ("ldst", False),
-    "ldst_pull": ("ldst", False),
-    "tma_reduce": ("tma", True),
-    "red": ("ldst", True),
+MECHANISM_MODEL = {  # measured name -> (model mechanism, reduce, pull)
+    "copy_engine": ("copy_engine", False, False),
+    "tma": ("tma", False, False),
+    "ldst_push": ("ldst", False, False),
+    "ldst_pull": ("ldst", False, True),
+    "tma_reduce": ("tma", True, False),
+    "red": ("ldst", True, False),
 }
 
 
@@ -49,7 +49,8 @@ def _p2p(system: System, rows: pd.DataFrame) -> pd.Series:
             continue
         sms = grp["sms"].astype(float).to_numpy()
         sms = np.where(sms <= 0, int(system.device.sms), sms)  # the copy engine reports 0 SMs
-        out[grp.index] = transfer_time(system, model[0], grp["bytes"].astype(float).to_numpy(), sms, reduce=model[1])
+        sizes = grp["bytes"].astype(float).to_numpy()
+        out[grp.index] = transfer_time(system, model[0], sizes, sms, reduce=model[1], pull=model[2])
     return out
 
 

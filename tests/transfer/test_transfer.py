@@ -96,3 +96,22 @@ def test_time_grows_with_bytes_and_falls_with_sms(mech: str, a: float, b: float,
 
 
 _H100 = rooflib.load_system("hgx-h100")
+
+
+def test_peer_reduction_and_pull_use_their_own_rates() -> None:
+    h200 = rooflib.load_system("hgx-h200", gpus=2, profile="h200-x2")
+    spec = h200.device.transfer
+    assert spec.tma.reduce_peak_fraction is not None and spec.ldst.pull_peak_fraction is not None
+    big = float(1 << 30)
+    copy = transfer_time(h200, "tma", big)
+    add = transfer_time(h200, "tma", big, reduce=True)
+    assert add > copy  # adding into peer memory is slower than copying (measured 74 % against 82 %)
+    pulled = transfer_time(h200, "ldst", 4096, pull=True)
+    pushed = transfer_time(h200, "ldst", 4096)
+    assert pulled > pushed  # a read pays for the request's trip
+    r = predict_transfer(h200, big, reduction="peer")
+    assert r.best != "copy_engine" and r.options[0].time_s == pytest.approx(
+        float(transfer_time(h200, r.best, big, r.options[0].sms, reduce=True))
+    )
+    with pytest.raises(RooflibError, match="cannot reduce"):
+        transfer_time(h200, "copy_engine", big, reduce=True)
