@@ -21,6 +21,7 @@ from rooflib.cli.report import report
 from rooflib.cli.roofline import roofline_cmd
 from rooflib.cli.systems import show, systems
 from rooflib.cli.transfer import transfer
+from rooflib.cli.workloads import predict, what_if, workloads
 
 __all__ = ["main"]
 
@@ -39,6 +40,8 @@ def main() -> None:
       rooflib roofline --system gb200-nvl72 --kernel gemm:1.1e12:4e8:2e8
       rooflib plot collective --systems hgx-a100,hgx-h100,hgx-b200 --gpus 8 --out busbw.png
       rooflib report --out rooflib-report
+      rooflib predict gemm_rs --system hgx-h100 --gpus 8 --set k=16384
+      rooflib what-if ag_gemm --systems hgx-a100,hgx-h100,hgx-b200,gb200-nvl72 --gpus 8 --out whatif.png
       rooflib bench all --out runs/h200x2          (needs GPUs)
       rooflib calibrate runs/h200x2 --system hgx-h200 --out h200-x2.yaml
       rooflib validate runs/h200x2 --system hgx-h200 --profile h200-x2.yaml --out report/
@@ -57,5 +60,8 @@ for _command in (
     calibrate_cmd,
     validate_cmd,
     import_nccl_tests,
+    workloads,
+    predict,
+    what_if,
 ):
     main.add_command(_command)

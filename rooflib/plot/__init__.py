@@ -19,6 +19,7 @@ from rooflib.plot.comm import CommPoint, CommRooflineDisplay
 from rooflib.plot.kernels import Kernel, KernelPoint, as_kernels, example_kernels, place_kernels
 from rooflib.plot.mechanism import MechanismMapDisplay
 from rooflib.plot.roofline import HierarchicalRooflineDisplay
+from rooflib.plot.whatif import WhatIfDisplay
 
 __all__ = [
     "CollectiveBandwidthDisplay",
@@ -29,6 +30,7 @@ __all__ = [
     "Kernel",
     "KernelPoint",
     "MechanismMapDisplay",
+    "WhatIfDisplay",
     "as_kernels",
     "example_kernels",
     "file_axes",

@@ -24,7 +24,7 @@ from rooflib.specs.figures import SOURCE_PREFIXES
 from rooflib.specs.interconnects import InterconnectSpec
 from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 
-__all__ = ["Catalog", "RawItem", "builtin_data_dir", "default_catalog"]
+__all__ = ["Catalog", "RawItem", "builtin_data_dir", "default_catalog", "validate", "validate_model"]
 
 KINDS = ("device", "interconnect", "system", "library", "profile", "sources")
 _MODELS: dict[str, Any] = {
@@ -112,10 +112,10 @@ def _lookup(data: Mapping[str, Any], dotted: str) -> object:
     return node
 
 
-def validate(kind: str, data: Mapping[str, Any], path: Path | str) -> Any:
-    """Validate raw ``data`` of ``kind``; a failure becomes a :class:`SpecError` naming ``path``."""
-    model = _MODELS[kind]
-    clean = {k: v for k, v in data.items() if k != "extends"}
+def validate_model(model: Any, data: Any, path: Path | str, kind: str = "") -> Any:
+    """Validate ``data`` with a pydantic model (or TypeAdapter); a failure becomes a :class:`SpecError`
+    naming ``path``, every failing field and its value."""
+    clean = {k: v for k, v in data.items() if k != "extends"} if isinstance(data, Mapping) else data
     try:
         if isinstance(model, TypeAdapter):
             return model.validate_python(clean)
@@ -134,6 +134,11 @@ def validate(kind: str, data: Mapping[str, Any], path: Path | str) -> Any:
                 msg = "unknown key (misspelt?)"
             problems.append((where, value, msg))
         raise SpecError(path, problems) from None
+
+
+def validate(kind: str, data: Mapping[str, Any], path: Path | str) -> Any:
+    """Validate raw ``data`` of catalog ``kind``; a failure becomes a :class:`SpecError` naming ``path``."""
+    return validate_model(_MODELS[kind], data, path, kind)
 
 
 @dataclass

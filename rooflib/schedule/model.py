@@ -1,0 +1,196 @@
+"""Overlap schedules for one stage (ParallelKittens, section 4; ../shared/DESIGN.md, "Overlap schedules").
+
+With ``C(k)`` the compute time on ``k`` SMs (tile and wave quantisation included), ``M(m, k)`` the time to send
+the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the GPU and ``t`` the tiles:
+
+- sequential:  ``C(S) + M(m, S)`` (+ the receiver's add when a copy engine moves partial sums);
+- intra-SM:    every SM computes and sends its own tiles (warp-specialised): ``max(C(S), M(m, S)) + min(C, M) / w
+  + w x sync_intra_sm`` with ``w = ceil(t / S)`` tiles per SM (pipeline fill/drain and one mbarrier handshake
+  per tile); needs an SM-driven mechanism; when the bytes feed the compute, each SM fetches what its own tiles
+  read, so ``M`` moves the stage's ``intra_reuse`` times the bytes;
+- inter-SM(s): ``s`` SMs communicate, the others compute: ``max(C(S - s), M(m, s)) + min(C, M) / w' + sync_inter_sm``
+  (pipeline fill/drain over ``w'`` waves or steps, one flag through memory), ``s`` chosen to minimise it; the
+  copy engine needs no SMs (``s = 0``) and pays its fixed cost per wave it is started for.
+
+Every schedule pays one kernel launch. Reductions follow the mechanisms' capabilities: in-switch reduction
+only by multimem; into peer memory by TMA add or ``red``; a copy engine can only move partial sums, which the
+receiver then adds (three HBM passes over the received bytes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rooflib.collectives import predict_collective, topology_of
+from rooflib.schedule.stage import Comm, Stage, direct_egress
+from rooflib.specs.resolve import System
+from rooflib.transfer import CAPABILITIES, Mechanism, available_mechanisms, mechanism_rate, transfer_time
+
+__all__ = ["SCHEDULES", "Choice", "StagePrediction", "predict_stage"]
+
+SCHEDULES = ("sequential", "intra_sm", "inter_sm")
+
+
+@dataclass(frozen=True)
+class Choice:
+    schedule: str
+    comm_sms: int
+    mechanism: str
+    time_s: float
+
+
+@dataclass(frozen=True)
+class StagePrediction:
+    stage: str
+    bound_s: float
+    baseline_s: float
+    compute_s: float  # at the datasheet peak, no quantisation
+    memory_s: float
+    comm_s: float  # minimum bytes at the raw link rate
+    choices: tuple[Choice, ...]
+
+    @property
+    def best(self) -> Choice:
+        return min(self.choices, key=lambda c: (c.time_s, c.comm_sms))
+
+
+def _mechanisms(system: System, comm: Comm) -> list[Mechanism]:
+    if comm.reduction == "switch":
+        return available_mechanisms(system, "switch")
+    if comm.reduction == "peer":
+        return [*available_mechanisms(system, "peer"), "copy_engine"]  # the copy engine moves partials; see _local_add
+    return available_mechanisms(system, "none")
+
+
+class _Ctx:
+    """Per-stage quantities shared by the schedules."""
+
+    def __init__(self, system: System, members: tuple[int, ...], stage: Stage) -> None:
+        self.system, self.members, self.stage = system, members, stage
+        self.sms = int(system.device.sms)
+        self.n = len(members)
+        self.dst = members[-1] if self.n > 1 else members[0]
+        self.link = topology_of(system).bottleneck(members[0], self.dst) if self.n > 1 else float("inf")
+        comm = stage.comm
+        self.egress = (
+            0.0 if comm is None else direct_egress(comm.op, comm.nbytes, self.n, switch=comm.reduction == "switch")
+        )
+        self.launch = system.device.kernel_launch.value
+        self._compute: dict[int, float] = {}
+
+    def compute(self, sms: int) -> float:
+        if self.stage.compute is None or sms <= 0:
+            return 0.0 if self.stage.compute is None else math.inf
+        if sms not in self._compute:
+            self._compute[sms] = self.stage.compute(sms).time_s
+        return self._compute[sms]
+
+    def comm(self, mech: Mechanism, sms: int, reuse: float = 1.0) -> float:
+        assert self.stage.comm is not None
+        if self.egress == 0:
+            return 0.0
+        reduce = self.stage.comm.reduction != "none" and mech != "copy_engine"
+        nbytes = self.egress * reuse
+        t = float(transfer_time(self.system, mech, nbytes, sms, src=self.members[0], dst=self.dst, reduce=reduce))
+        return t + self._local_add(mech)
+
+    def rate(self, mech: Mechanism, sms: int) -> float:
+        reduce = self.stage.comm is not None and self.stage.comm.reduction != "none" and mech != "copy_engine"
+        return float(mechanism_rate(self.system, mech, sms, link=self.link, reduce=reduce))
+
+    def _local_add(self, mech: Mechanism) -> float:
+        """A copy engine cannot reduce: the receiver reads its partial and the received one and writes the sum."""
+        if mech != "copy_engine" or self.stage.comm is None or self.stage.comm.reduction == "none":
+            return 0.0
+        dev = self.system.device
+        return 3.0 * self.egress / (dev.hbm_bandwidth.value * dev.hbm_efficiency.value)
+
+
+def _sequential(ctx: _Ctx, mech: Mechanism) -> Choice:
+    t = ctx.compute(ctx.sms) + ctx.comm(mech, ctx.sms) + ctx.launch
+    return Choice("sequential", 0 if not CAPABILITIES[mech].uses_sms else ctx.sms, mech, t)
+
+
+def _intra(ctx: _Ctx, mech: Mechanism) -> Choice:
+    c, m = ctx.compute(ctx.sms), ctx.comm(mech, ctx.sms, ctx.stage.intra_reuse)
+    per_sm = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
+    t = max(c, m) + min(c, m) / per_sm + per_sm * ctx.system.device.sync_intra_sm.value + ctx.launch
+    return Choice("intra_sm", ctx.sms, mech, t)
+
+
+def _inter(ctx: _Ctx, mech: Mechanism) -> Choice:
+    sync = ctx.system.device.sync_inter_sm.value
+    if not CAPABILITIES[mech].uses_sms:  # copy engine: all SMs compute, one DMA per wave
+        c = ctx.compute(ctx.sms)
+        waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
+        fixed = ctx.system.device.transfer.copy_engine.fixed_cost.value
+        m = ctx.comm(mech, ctx.sms) + (waves - 1) * fixed
+        t = max(c, m) + min(c, m) / waves + sync + ctx.launch
+        return Choice("inter_sm", 0, mech, t)
+    best = Choice("inter_sm", 1, mech, math.inf)
+    for s in _candidates(ctx.sms):
+        c = ctx.compute(ctx.sms - s)
+        if not math.isfinite(c):
+            continue
+        m = ctx.comm(mech, s)
+        waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / (ctx.sms - s)))
+        t = max(c, m) + min(c, m) / waves + sync + ctx.launch
+        if t < best.time_s:
+            best = Choice("inter_sm", s, mech, t)
+    return best
+
+
+def _candidates(sms: int) -> list[int]:
+    small = list(range(1, min(sms, 33)))
+    large = [int(x) for x in np.unique(np.geomspace(33, sms - 1, 12).astype(int))] if sms > 34 else []
+    return sorted(set(small + large))
+
+
+def _baseline(ctx: _Ctx) -> float:
+    stage, t = ctx.stage, 0.0
+    if stage.compute is not None:
+        t += stage.compute(None).time_s + stage.library_launches * ctx.launch
+    if stage.comm is not None and ctx.n > 1:
+        r = predict_collective(
+            stage.comm.op, ctx.system, gpus=ctx.members, nbytes=stage.comm.nbytes, algorithm="library"
+        )
+        t += float(r.time_s[0])
+    return t
+
+
+def predict_stage(system: System, members: tuple[int, ...], stage: Stage) -> StagePrediction:
+    """Bound, baseline and every (schedule, mechanism, comm SMs) choice for one stage on ``members``."""
+    ctx = _Ctx(system, members, stage)
+    dev = system.device
+    compute_s = memory_s = 0.0
+    if stage.compute is not None:
+        ideal = stage.compute(None)
+        peak = dev.tensor_peak(ideal.dtype) if ideal.unit == "tensor" else dev.vector_peak(ideal.dtype)
+        compute_s = ideal.flops / (peak or ideal.peak_flops_per_s)
+        memory_s = ideal.hbm_bytes / dev.hbm_bandwidth.value
+    comm_s = 0.0
+    if stage.comm is not None and ctx.n > 1:  # the fewest bytes any mechanism could send, at the raw link rate
+        least = direct_egress(stage.comm.op, stage.comm.nbytes, ctx.n)
+        one_domain = len({g // system.domain_gpus for g in members}) == 1
+        if system.switch.in_network_reduction and one_domain:
+            least = min(least, direct_egress(stage.comm.op, stage.comm.nbytes, ctx.n, switch=True))
+        comm_s = least / ctx.link
+    choices: list[Choice] = []
+    if stage.comm is None or ctx.n < 2 or stage.compute is None:
+        only = (ctx.compute(ctx.sms) + ctx.launch) if stage.compute is not None else 0.0
+        if stage.comm is not None and ctx.n > 1:
+            only += min(ctx.comm(m, ctx.sms) for m in _mechanisms(system, stage.comm)) + (
+                ctx.launch if only == 0 else 0
+            )
+        choices.append(Choice("sequential", 0, "none" if stage.comm is None else "auto", only))
+    else:
+        for mech in _mechanisms(system, stage.comm):
+            choices.append(_sequential(ctx, mech))
+            if CAPABILITIES[mech].uses_sms:
+                choices.append(_intra(ctx, mech))
+            choices.append(_inter(ctx, mech))
+    bound = max(compute_s, memory_s, comm_s)
+    return StagePrediction(stage.name, bound, _baseline(ctx), compute_s, memory_s, comm_s, tuple(choices))

@@ -1,0 +1,14 @@
+"""Workloads users bring: tensor-parallel GEMMs, attention, MoE, data parallelism, pipelines, collectives."""
+
+from rooflib.workloads.predict import Prediction, predict_workload, workload_spec
+from rooflib.workloads.spec import Parameter, WorkloadSpec, load_workloads, resolve_params
+
+__all__ = [
+    "Parameter",
+    "Prediction",
+    "WorkloadSpec",
+    "load_workloads",
+    "predict_workload",
+    "resolve_params",
+    "workload_spec",
+]
