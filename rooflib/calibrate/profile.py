@@ -85,15 +85,14 @@ def calibrate(
     fit = Fit()
     fit.merge(fit_device(frame, sys_, source))
     fit.merge(fit_transfers(frame, sys_, source))
-    nvls = _nvls_enabled(meta)
-    fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=nvls))
-    if not nvls and sys_.switch.multicast:  # the measured machine forbids multicast: predictions must not use it
+    fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=_nvls_enabled(meta)))
+    if not fit.overrides:
+        raise RooflibError(f"{results}: nothing to calibrate (no p2p, latency, ceilings, gemm or nccl rows)")
+    if not _nvls_enabled(meta) and sys_.switch.multicast:  # the machine forbids multicast: so must predictions
         why = f"{source}: NVLink multicast off on the measured machine (NCCL_NVLS_ENABLE=0)"
         fit.overrides[f"interconnect.{sys_.switch.name}.multicast"] = False
         fit.overrides[f"interconnect.{sys_.switch.name}.in_network_reduction"] = False
         fit.quality.append({"family": "environment", "name": "multicast", "note": why})
-    if not fit.overrides:
-        raise RooflibError(f"{results}: nothing to calibrate (no p2p, latency, ceilings, gemm or nccl rows)")
     profile = {
         "kind": "profile",
         "name": name or Path(out).stem,
