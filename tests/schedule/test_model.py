@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import rooflib
+from rooflib.compute import gemm
+from rooflib.schedule import Comm, Stage, direct_egress, predict_stage
+
+
+def test_direct_egress_per_op() -> None:
+    assert direct_egress("reduce_scatter", 8.0, 8) == pytest.approx(7.0)
+    assert direct_egress("all_reduce", 8.0, 8) == pytest.approx(14.0)
+    assert direct_egress("all_reduce", 8.0, 8, switch=True) == pytest.approx(9.0)
+    assert direct_egress("send_recv", 8.0, 2) == 8.0
+    assert direct_egress("all_gather", 8.0, 1) == 0.0
+
+
+def _gemm_rs(system: rooflib.System, m: int, n: int, k: int) -> Stage:
+    return Stage(
+        "s",
+        partial(lambda sms, d=system.device: gemm(d, m, n, k, sms=sms)),
+        Comm("reduce_scatter", 2.0 * m * n, "peer"),
+        tiles=(m // 128) * (n // 256),
+        tile_bytes=65536,
+    )
+
+
+def test_schedules_and_capabilities(h100: rooflib.System) -> None:
+    p = predict_stage(h100, tuple(range(8)), _gemm_rs(h100, 8192, 8192, 2048))
+    kinds = {(c.schedule, c.mechanism) for c in p.choices}
+    assert ("intra_sm", "copy_engine") not in kinds  # the copy engine has no SMs to specialise
+    assert ("inter_sm", "copy_engine") in kinds and ("sequential", "copy_engine") in kinds
+    inter = [c for c in p.choices if c.schedule == "inter_sm" and c.mechanism != "copy_engine"]
+    assert all(1 <= c.comm_sms < 132 for c in inter)
+    assert p.best.time_s <= min(c.time_s for c in p.choices)
+    assert p.bound_s <= p.best.time_s and p.bound_s <= p.baseline_s
+
+
+def test_switch_reduction_only_by_multimem(h100: rooflib.System) -> None:
+    stage = Stage(
+        "ar",
+        partial(lambda sms, d=h100.device: gemm(d, 4096, 4096, 4096, sms=sms)),
+        Comm("all_reduce", 2.0 * 4096**2, "switch"),
+        tiles=512,
+    )
+    p = predict_stage(h100, tuple(range(8)), stage)
+    assert {c.mechanism for c in p.choices} == {"multimem"}
+
+
+def test_more_comm_sms_when_communication_dominates(h100: rooflib.System) -> None:
+    light = predict_stage(h100, tuple(range(8)), _gemm_rs(h100, 8192, 8192, 256))
+    heavy = predict_stage(h100, tuple(range(8)), _gemm_rs(h100, 8192, 8192, 65536))
+
+    def s(p):  # type: ignore[no-untyped-def]
+        return min(
+            (c for c in p.choices if c.schedule == "inter_sm" and c.mechanism == "ldst"), key=lambda c: c.time_s
+        ).comm_sms
+
+    assert s(light) >= s(heavy)
+
+
+@given(
+    m=st.sampled_from([1024, 4096, 16384]),
+    n=st.sampled_from([1024, 8192]),
+    k=st.sampled_from([256, 2048, 16384]),
+    g=st.sampled_from([2, 4, 8]),
+)
+def test_bound_never_above_any_schedule(m: int, n: int, k: int, g: int) -> None:
+    system = _H100
+    p = predict_stage(system, tuple(range(g)), _gemm_rs(system, m, n, k))
+    assert all(p.bound_s <= c.time_s * (1 + 1e-12) for c in p.choices)
+    assert p.bound_s <= p.baseline_s
+
+
+_H100 = rooflib.load_system("hgx-h100")
