@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rooflib.cli import main
+
+
+def test_predict_json_keys() -> None:
+    r = CliRunner().invoke(main, ["predict", "gemm_rs", "-s", "hgx-h100", "-n", "8", "--set", "k=16384", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert set(d) == {"workload", "system", "gpus", "params", "bound_time_s", "baseline_time_s", "best", "schedules", "terms"}
+    assert d["params"]["k"] == 16384 and d["gpus"] == 8
+    assert d["bound_time_s"] <= d["best"]["time_s"] <= d["baseline_time_s"]
+
+
+def test_predict_bad_set() -> None:
+    r = CliRunner().invoke(main, ["predict", "gemm_rs", "-s", "hgx-h100", "--set", "kk=3"])
+    assert r.exit_code == 2 and "unknown gemm_rs parameter 'kk'" in r.output
+    r = CliRunner().invoke(main, ["predict", "gemm_rs", "-s", "hgx-h100", "--set", "k"])
+    assert r.exit_code == 2 and "expected key=value" in r.output
+
+
+def test_workloads_lists_the_catalog() -> None:
+    r = CliRunner().invoke(main, ["workloads", "--json"])
+    names = {w["name"] for w in json.loads(r.output)}
+    assert {"gemm_rs", "ag_gemm", "moe", "ring_attention"} <= names
+
+
+def test_what_if_across_systems(tmp_path: Path) -> None:
+    out = tmp_path / "w.png"
+    args = ["what-if", "ag_gemm", "--systems", "hgx-a100,hgx-h100,hgx-b200", "--gpus", "8", "--out", str(out), "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert [x["system"] for x in rows] == ["hgx-a100", "hgx-h100", "hgx-b200"]
+    assert rows[0]["bound_time_s"] > rows[2]["bound_time_s"]  # newer hardware is faster
+    assert out.stat().st_size > 1000
