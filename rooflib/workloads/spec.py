@@ -80,7 +80,7 @@ def resolve_params(spec: WorkloadSpec, given: dict[str, Any]) -> dict[str, Any]:
     unknown = set(given) - set(spec.parameters)
     if unknown:
         key = sorted(unknown)[0]
-        raise UnknownNameError(f"parameter of {spec.name}", key, spec.parameters)
+        raise UnknownNameError(f"{spec.name} parameter", key, spec.parameters)
     params = {}
     for key, param in spec.parameters.items():
         params[key] = _convert(spec.name, key, param, given.get(key, param.default))
