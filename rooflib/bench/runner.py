@@ -28,8 +28,9 @@ from rooflib.errors import RooflibError
 
 __all__ = ["FAMILIES", "Job", "collect", "detect_gpus", "plan_jobs", "run_bench"]
 
-FAMILIES = ("p2p", "latency", "ceilings", "gemm", "nccl")
+FAMILIES = ("p2p", "latency", "ceilings", "gemm", "nccl", "overlap", "tp")
 SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+_KEPT = ("point", "nccl", "gemm", "tp", "compute_rate")  # record types that become rows of results.csv
 NCCL_OPS = (
     "all_reduce",
     "all_gather",
@@ -78,57 +79,86 @@ def _sizes(lo: int, hi: int) -> str:
     return ",".join(out)
 
 
-def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> list[Job]:
-    """The jobs of each family for ``gpus`` local GPUs (``quick``: fewer sizes, for smoke tests)."""
-    jobs: list[Job] = []
+def _p2p_jobs(gpus: int, quick: bool) -> list[Job]:
     top = (64 << 20) if quick else (1 << 30)
     sizes = _sizes(128, top)
     sm_list = "1,2,4,8" if quick else "1,2,3,4,6,8,12,16,20,24,32,48,66,96,132"
     it = ("--iters", "5", "--warmup", "2") if quick else ("--iters", "15", "--warmup", "3")
+    jobs: list[Job] = []
+    for mech in ("copy_engine", "tma", "ldst_push", "ldst_pull", "tma_reduce", "red"):
+        jobs.append(
+            Job(
+                "p2p", f"p2p/{mech}/size", "kernel", "p2p", ("--mechanism", mech, "--bytes", sizes, "--sms", "all", *it)
+            )
+        )
+        if mech != "copy_engine":
+            jobs.append(
+                Job(
+                    "p2p",
+                    f"p2p/{mech}/sms",
+                    "kernel",
+                    "p2p",
+                    ("--mechanism", mech, "--bytes", str(top // 4), "--sms", sm_list, *it),
+                )
+            )
+    if gpus >= 2:
+        both = ("--mechanism", "copy_engine,tma,ldst_push", "--bytes", f"{1 << 20},{top}", "--sms", "all")
+        jobs.append(Job("p2p", "p2p/bidirectional", "kernel", "p2p", (*both, "--direction", "bidirectional", *it)))
+    return jobs
+
+
+def _nccl_jobs(gpus: int, quick: bool) -> list[Job]:
+    if gpus < 2:
+        return []
+    hi = "64M" if quick else "1G"
+    return [
+        Job(
+            "nccl",
+            f"nccl/{op}",
+            "torchrun",
+            "rooflib.bench.nccl_worker",
+            ("--ops", op, "--min-bytes", "1K", "--max-bytes", hi, "--iters", "8" if quick else "20"),
+            log=f"nccl_tuning_{op}.log",
+            env={"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "TUNING"},
+        )
+        for op in NCCL_OPS
+    ]
+
+
+def _overlap_jobs(gpus: int, quick: bool) -> list[Job]:
+    """Overlap schedules (two GPUs sending tiles to each other): the default problem, a 4x larger one, 64 KiB tiles."""
+    if gpus < 2:
+        return []
+    if quick:
+        sweep = ("--iters", "1,16,128", "--comm-sms", "1,8", "--iters-timing", "5", "--warmup", "1")
+        return [Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep))]
+    sweep = ("--iters", "1,2,4,8,16,32,64,128,256,512", "--comm-sms", "1,2,4,8,16,32", "--iters-timing", "20")
+    return [
+        Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep)),
+        Job("overlap", "overlap/t4224", "kernel", "overlap", ("--tiles", "4224", *sweep)),
+        Job("overlap", "overlap/b64k", "kernel", "overlap", ("--tiles", "1056", "--tile-bytes", "64K", *sweep)),
+    ]
+
+
+def _tp_jobs(gpus: int, quick: bool) -> list[Job]:
+    """Tensor-parallel GEMM + collective (sequential vs PyTorch's fused async-TP ops), one torchrun job."""
+    if gpus < 2:
+        return []
+    shapes = ("--m", "4096", "--k", "1024,8192", "--iters", "5") if quick else ("--iters", "10")
+    return [Job("tp", "tp/all", "torchrun", "rooflib.bench.tp_worker", shapes, log="tp.stderr.log")]
+
+
+def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> list[Job]:
+    """The jobs of each family for ``gpus`` local GPUs (``quick``: fewer sizes, for smoke tests).
+
+    Families that need two GPUs (nccl, overlap, tp; p2p's bidirectional job) plan nothing with fewer.
+    """
+    jobs: list[Job] = []
     for fam in families:
         if fam not in FAMILIES:
             raise RooflibError(f"unknown benchmark family {fam!r}; families: {', '.join(FAMILIES)}, all")
         if fam == "p2p":
-            for mech in ("copy_engine", "tma", "ldst_push", "ldst_pull", "tma_reduce", "red"):
-                jobs.append(
-                    Job(
-                        fam,
-                        f"p2p/{mech}/size",
-                        "kernel",
-                        "p2p",
-                        ("--mechanism", mech, "--bytes", sizes, "--sms", "all", *it),
-                    )
-                )
-                if mech != "copy_engine":
-                    jobs.append(
-                        Job(
-                            fam,
-                            f"p2p/{mech}/sms",
-                            "kernel",
-                            "p2p",
-                            ("--mechanism", mech, "--bytes", str(top // 4), "--sms", sm_list, *it),
-                        )
-                    )
-            if gpus >= 2:
-                jobs.append(
-                    Job(
-                        fam,
-                        "p2p/bidirectional",
-                        "kernel",
-                        "p2p",
-                        (
-                            "--mechanism",
-                            "copy_engine,tma,ldst_push",
-                            "--bytes",
-                            f"{1 << 20},{top}",
-                            "--sms",
-                            "all",
-                            "--direction",
-                            "bidirectional",
-                            *it,
-                        ),
-                    )
-                )
+            jobs += _p2p_jobs(gpus, quick)
         elif fam == "latency":
             jobs.append(Job(fam, "latency/all", "kernel", "latency", ("--iters", "2000" if quick else "20000")))
         elif fam == "ceilings":
@@ -137,20 +167,12 @@ def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> lis
             jobs.append(
                 Job(fam, "gemm/all", "module", "rooflib.bench.gemm_worker", ("--iters", "5" if quick else "10"))
             )
-        elif fam == "nccl" and gpus >= 2:
-            hi = "64M" if quick else "1G"
-            for op in NCCL_OPS:
-                jobs.append(
-                    Job(
-                        fam,
-                        f"nccl/{op}",
-                        "torchrun",
-                        "rooflib.bench.nccl_worker",
-                        ("--ops", op, "--min-bytes", "1K", "--max-bytes", hi, "--iters", "8" if quick else "20"),
-                        log=f"nccl_tuning_{op}.log",
-                        env={"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "TUNING"},
-                    )
-                )
+        elif fam == "nccl":
+            jobs += _nccl_jobs(gpus, quick)
+        elif fam == "overlap":
+            jobs += _overlap_jobs(gpus, quick)
+        elif fam == "tp":
+            jobs += _tp_jobs(gpus, quick)
     return jobs
 
 
@@ -241,7 +263,7 @@ def collect(out: str | Path) -> Any:
             kind = rec.get("record")
             if kind == "meta":
                 meta.append(rec)
-            elif kind in ("point", "nccl", "gemm"):
+            elif kind in _KEPT:
                 rec.setdefault("family", path.stem)
                 rows.append(rec)
     frame = pd.DataFrame.from_records(rows)
