@@ -1,4 +1,4 @@
-"""Write docs/cli.md from the commands' --help texts: ``python tools/cli_reference.py`` (a test checks it is current)."""
+"""Write docs/cli.md from the commands' --help texts: ``python tools/cli_reference.py`` (a test checks it)."""
 
 from __future__ import annotations
 
