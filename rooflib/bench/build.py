@@ -26,7 +26,7 @@ from rooflib.errors import RooflibError
 
 __all__ = ["KERNELS", "KERNEL_DIR", "build", "default_cache_dir", "detect_arch", "nvcc_flags"]
 
-KERNELS: tuple[str, ...] = ("p2p", "latency", "ceilings", "multimem")
+KERNELS: tuple[str, ...] = ("p2p", "latency", "ceilings", "multimem", "overlap")
 """The programs under ``rooflib/bench/kernels/``. ``multimem`` refuses to run without explicit consent."""
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"

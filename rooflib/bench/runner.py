@@ -6,6 +6,10 @@ keeps what it measured and a rerun skips finished jobs. :func:`collect` turns th
 ``DIR/results.csv`` (one row per measured point) and ``DIR/meta.json`` (GPU, driver, CUDA, NCCL, clocks, dates,
 commands).
 
+Families: p2p, latency, ceilings, gemm (one GPU or more); nccl, overlap (the shipped ``overlap`` program: compute and
+communication overlap schedules) and tp (tensor-parallel GEMM + collective through PyTorch, sequential and fused)
+need two GPUs and plan no jobs with fewer.
+
 Multicast never runs: the environment of every job forces NCCL_NVLS_ENABLE=0,
 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1, and the multimem program is not part of any
 family (it refuses to run without ``--allow-multicast`` anyway).
@@ -129,10 +133,12 @@ def _overlap_jobs(gpus: int, quick: bool) -> list[Job]:
     """Overlap schedules (two GPUs sending tiles to each other): the default problem, a 4x larger one, 64 KiB tiles."""
     if gpus < 2:
         return []
+    sweep: tuple[str, ...]
     if quick:
         sweep = ("--iters", "1,16,128", "--comm-sms", "1,8", "--iters-timing", "5", "--warmup", "1")
         return [Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep))]
-    sweep = ("--iters", "1,2,4,8,16,32,64,128,256,512", "--comm-sms", "1,2,4,8,16,32", "--iters-timing", "20")
+    iters = "1,2,4,8,16,24,32,48,64,96,128,192,256,384,512,1024"  # comm-bound to compute-bound, dense near the cross
+    sweep = ("--iters", iters, "--comm-sms", "1,2,4,8,12,16,24,32", "--iters-timing", "30")
     return [
         Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep)),
         Job("overlap", "overlap/t4224", "kernel", "overlap", ("--tiles", "4224", *sweep)),
@@ -144,8 +150,8 @@ def _tp_jobs(gpus: int, quick: bool) -> list[Job]:
     """Tensor-parallel GEMM + collective (sequential vs PyTorch's fused async-TP ops), one torchrun job."""
     if gpus < 2:
         return []
-    shapes = ("--m", "4096", "--k", "1024,8192", "--iters", "5") if quick else ("--iters", "10")
-    return [Job("tp", "tp/all", "torchrun", "rooflib.bench.tp_worker", shapes, log="tp.stderr.log")]
+    shapes: tuple[str, ...] = ("--ms", "4096", "--ks", "1024,8192", "--iters", "5") if quick else ("--iters", "10")
+    return [Job("tp", "tp/all", "torchrun", "rooflib.bench.tp_worker", shapes)]
 
 
 def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> list[Job]:

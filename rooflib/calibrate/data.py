@@ -58,7 +58,10 @@ def load_results(path: str | Path) -> pd.DataFrame:
         collect(root)
     if not csv.exists():
         raise RooflibError(f"{csv}: no such results file")
-    frame = pd.read_csv(csv, low_memory=False)
+    try:
+        frame = pd.read_csv(csv, low_memory=False)
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame()
     if frame.empty:
         raise RooflibError(f"{csv}: no measurements in it")
     return _normalise(frame)

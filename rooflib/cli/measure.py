@@ -21,7 +21,7 @@ __all__ = ["bench", "calibrate_cmd", "import_nccl_tests", "validate_cmd"]
 @click.option("--nvcc", default="nvcc", show_default=True, help="CUDA compiler for the shipped kernels.")
 @click.option("--keep-going", is_flag=True, help="Record a failing job and go on with the others.")
 def bench(families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_going: bool) -> None:
-    """Measure the local GPUs: FAMILIES from p2p, latency, ceilings, gemm, nccl, or all (default).
+    """Measure the local GPUs: FAMILIES from p2p, latency, ceilings, gemm, nccl, overlap, tp, or all (default).
 
     Results go to OUT/raw/*.jsonl as they come and OUT/results.csv at the end; a rerun skips finished jobs.
     NVLink multicast is never used (NCCL_NVLS_ENABLE=0 is forced for every job).
@@ -45,8 +45,13 @@ def bench(families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_goi
 
 def _summary(out: Path) -> None:
     from rooflib.calibrate.data import load_results
+    from rooflib.errors import RooflibError
 
-    frame = load_results(out)
+    try:
+        frame = load_results(out)
+    except (RooflibError, ValueError) as exc:  # every job failed: nothing to summarise
+        click.echo(f"no measurements to summarise: {exc}", err=True)
+        return
     rows = []
     for (family, name, variant), grp in frame.groupby(["family", "name", "variant"]):
         ok = int(grp["verified"].sum())

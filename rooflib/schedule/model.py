@@ -8,9 +8,10 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
   + w x sync_intra_sm`` with ``w = ceil(t / S)`` tiles per SM (pipeline fill/drain and one mbarrier handshake
   per tile); needs an SM-driven mechanism; when the bytes feed the compute, each SM fetches what its own tiles
   read, so ``M`` moves the stage's ``intra_reuse`` times the bytes;
-- inter-SM(s): ``s`` SMs communicate, the others compute: ``max(C(S - s), M(m, s)) + min(C, M) / w' + sync_inter_sm``
-  (pipeline fill/drain over ``w'`` waves or steps, one flag through memory), ``s`` chosen to minimise it; the
-  copy engine needs no SMs (``s = 0``) and pays its fixed cost per wave it is started for.
+- inter-SM(s): ``s`` SMs communicate, the others compute: ``max(C(S - s), M(m, s)) + C(S - s) / w' + M s / t
+  + sync_inter_sm`` (the first wave of compute before any send, the last tile's send after the last compute,
+  one flag through memory); for step pipelines (ring hops, buckets, layers) ``+ min(C, M) / steps`` instead;
+  ``s`` chosen to minimise it; the copy engine needs no SMs (``s = 0``) and pays its fixed cost per wave.
 
 Every schedule pays one kernel launch. Reductions follow the mechanisms' capabilities: in-switch reduction
 only by multimem; into peer memory by TMA add or ``red``; a copy engine can only move partial sums, which the
@@ -29,7 +30,7 @@ from rooflib.schedule.stage import Comm, Stage, direct_egress
 from rooflib.specs.resolve import System
 from rooflib.transfer import CAPABILITIES, Mechanism, available_mechanisms, mechanism_rate, transfer_time
 
-__all__ = ["SCHEDULES", "Choice", "StagePrediction", "predict_stage"]
+__all__ = ["SCHEDULES", "Choice", "StagePrediction", "predict_stage", "schedule_time"]
 
 SCHEDULES = ("sequential", "intra_sm", "inter_sm")
 
@@ -92,6 +93,8 @@ class _Ctx:
         assert self.stage.comm is not None
         if self.egress == 0:
             return 0.0
+        if self.stage.send_time is not None:
+            return reuse * self.stage.send_time(mech, sms) + self._local_add(mech)
         reduce = self.stage.comm.reduction != "none" and mech != "copy_engine"
         nbytes = self.egress * reuse
         t = float(transfer_time(self.system, mech, nbytes, sms, src=self.members[0], dst=self.dst, reduce=reduce))
@@ -121,26 +124,50 @@ def _intra(ctx: _Ctx, mech: Mechanism) -> Choice:
     return Choice("intra_sm", ctx.sms, mech, t)
 
 
-def _inter(ctx: _Ctx, mech: Mechanism) -> Choice:
+def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
+    """Inter-SM time with ``s`` communication SMs (``s = 0``: the copy engine, all SMs compute)."""
     sync = ctx.system.device.sync_inter_sm.value
     if not CAPABILITIES[mech].uses_sms:  # copy engine: all SMs compute, one DMA per wave
         c = ctx.compute(ctx.sms)
         waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
         fixed = ctx.system.device.transfer.copy_engine.fixed_cost.value
         m = ctx.comm(mech, ctx.sms) + (waves - 1) * fixed
-        t = max(c, m) + min(c, m) / waves + sync + ctx.launch
-        return Choice("inter_sm", 0, mech, t)
+        return max(c, m) + min(c, m) / waves + sync + ctx.launch
+    c = ctx.compute(ctx.sms - s)
+    if not math.isfinite(c):
+        return math.inf
+    m = ctx.comm(mech, s)
+    if ctx.stage.steps:  # step pipelines (ring hops, buckets, layers): one step of the smaller part is exposed
+        return max(c, m) + min(c, m) / ctx.stage.steps + sync + ctx.launch
+    # tile pipelines: the first wave of compute before any send, the last tile's send after all compute
+    waves = max(1, math.ceil(ctx.stage.tiles / (ctx.sms - s)))
+    last_send = m * s / max(1, ctx.stage.tiles)
+    return max(c, m) + c / waves + last_send + sync + ctx.launch
+
+
+def _inter(ctx: _Ctx, mech: Mechanism) -> Choice:
+    if not CAPABILITIES[mech].uses_sms:
+        return Choice("inter_sm", 0, mech, _inter_at(ctx, mech, 0))
     best = Choice("inter_sm", 1, mech, math.inf)
     for s in _candidates(ctx.sms):
-        c = ctx.compute(ctx.sms - s)
-        if not math.isfinite(c):
-            continue
-        m = ctx.comm(mech, s)
-        waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / (ctx.sms - s)))
-        t = max(c, m) + min(c, m) / waves + sync + ctx.launch
+        t = _inter_at(ctx, mech, s)
         if t < best.time_s:
             best = Choice("inter_sm", s, mech, t)
     return best
+
+
+def schedule_time(
+    system: System, members: tuple[int, ...], stage: Stage, schedule: str, mechanism: Mechanism, comm_sms: int = 0
+) -> float:
+    """Time of one (schedule, mechanism, comm SMs) for ``stage``: the formulas above at a given SM split."""
+    ctx = _Ctx(system, members, stage)
+    if schedule == "sequential":
+        return _sequential(ctx, mechanism).time_s
+    if schedule == "intra_sm":
+        return _intra(ctx, mechanism).time_s
+    if schedule == "inter_sm":
+        return _inter_at(ctx, mechanism, comm_sms)
+    raise ValueError(f"unknown schedule {schedule!r}; schedules: {', '.join(SCHEDULES)}")
 
 
 def _candidates(sms: int) -> list[int]:

@@ -9,7 +9,7 @@ the report says so when the profile's provenance matches the measurements.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +30,7 @@ class Validation:
     rows: pd.DataFrame  # measurements with one predicted column per model
     errors: pd.DataFrame  # one row per (family, name, model)
     models: tuple[str, ...]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # overlap and tensor-parallel comparisons
 
 
 def _nccl_model(results: Path, frame: pd.DataFrame) -> pd.Series:
@@ -77,6 +78,27 @@ def error_table(rows: pd.DataFrame, models: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
+def _schedule_tables(
+    frame: pd.DataFrame, system: str, gpus: int, profile: str | Path | None
+) -> dict[str, pd.DataFrame]:
+    """Overlap-schedule and tensor-parallel comparisons, with the calibrated profile when there is one."""
+    from rooflib.validate.overlap import overlap_table, schedule_choice_summary
+    from rooflib.validate.tp import tp_table
+
+    if not frame["family"].isin(["overlap", "tp"]).any():
+        return {}
+    sys_ = load_system(system, gpus=gpus, profile=profile)
+    out = {}
+    over = overlap_table(frame, sys_)
+    if not over.empty:
+        out["overlap"] = over
+        out["overlap_choices"] = schedule_choice_summary(over)
+    tp = tp_table(frame, sys_)
+    if not tp.empty:
+        out["tp"] = tp
+    return out
+
+
 def validate(
     results: str | Path,
     system: str,
@@ -100,7 +122,8 @@ def validate(
         frame["pred_nccl"] = nccl
         models.append("nccl")
     table = error_table(frame, tuple(models))
-    result = Validation(frame, table, tuple(models))
+    tables = _schedule_tables(frame, system, gpus, profile)
+    result = Validation(frame, table, tuple(models), tables)
     if out is not None:
         from rooflib.validate.write import write_report
 

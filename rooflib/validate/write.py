@@ -88,6 +88,64 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _schedule_sections(v: Validation, out: Path, plots: bool) -> list[str]:
+    lines: list[str] = []
+    for name, table in v.tables.items():
+        table.to_csv(out / f"{name}.csv", index=False)
+    over, choices = v.tables.get("overlap"), v.tables.get("overlap_choices")
+    if over is not None and choices is not None and not choices.empty:
+        per = over.groupby("schedule")["err_pct"].agg(lambda e: float(e.abs().median()))
+        lines += [
+            "## Overlap schedules (overlap microbenchmark)",
+            "",
+            f"{len(over)} points; median |error| of time: "
+            + ", ".join(f"{k} {val:.1f} %" for k, val in per.items())
+            + f". Over {len(choices)} (job, compute-per-byte) settings the predicted winner (intra- vs inter-SM) is"
+            f" right in {choices['winner_ok'].mean() * 100:.0f} %, the best inter-SM S within one step in"
+            f" {choices['best_s_ok'].mean() * 100:.0f} %, both in {choices['choice_ok'].mean() * 100:.0f} %; the"
+            f" chosen schedule's predicted time is off by {choices['chosen_err_pct'].abs().median():.1f} % (median)."
+            " Details: `overlap.csv`, `overlap_choices.csv`.",
+            "",
+        ]
+        if plots:
+            lines += [f"![overlap]({_overlap_plot(over, out / 'overlap.png')})", ""]
+    tp = v.tables.get("tp")
+    if tp is not None and not tp.empty:
+        lines += [
+            "## Tensor-parallel ops (torch)",
+            "",
+            f"{len(tp)} shapes; PyTorch + NCCL baseline predicted within"
+            f" {tp['baseline_err_pct'].abs().median():.1f} % (median |error|,"
+            f" max {tp['baseline_err_pct'].abs().max():.1f} %)"
+            f" of the measured sequential runs; bound below every measured run: {bool(tp['bound_below_all'].all())}."
+            " Details: `tp.csv`.",
+            "",
+        ]
+    return lines
+
+
+def _overlap_plot(over: pd.DataFrame, path: Path) -> str:
+    jobs = sorted(over["job"].unique())
+    fig, axes = _axes(len(jobs))
+    for ax, job in zip(axes, jobs, strict=True):
+        g = over[over["job"] == job]
+        for schedule, style in (("sequential", "C0"), ("intra_sm", "C1"), ("inter_sm", "C2")):
+            s = g[g["schedule"] == schedule]
+            if schedule == "inter_sm":  # the best S at each compute-per-byte
+                s = s.loc[s.groupby("iters")["measured_s"].idxmin()]
+            s = s.sort_values("iters")
+            ax.plot(s["iters"], s["measured_s"] * 1e6, "o", color=style, ms=3, label=f"{schedule} measured")
+            ax.plot(s["iters"], s["predicted_s"] * 1e6, "-", color=style, label=f"{schedule} predicted")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(str(job))
+        ax.set_xlabel("mma trips per tile (compute per byte)")
+        ax.set_ylabel("time (us)")
+    axes[0].legend(fontsize=7)
+    fig.savefig(path, dpi=110)
+    return path.name
+
+
 def write_report(
     v: Validation, out: Path, *, system: str, results: Path, profile: str | Path | None, plots: bool = True
 ) -> Path:
@@ -114,10 +172,13 @@ def write_report(
         made = _gemm_plot(v, out / "gemm.png")
         if made:
             figures.append(made)
-    wide = v.errors.pivot_table(
-        index=["family", "name", "variant"], columns="model", values=["median_abs_pct", "max_abs_pct_above_1MiB"]
-    )
-    wide.columns = [f"{col[0]} ({col[1]})" for col in wide.columns.tolist()]
+    table = "(no rows with a model)"
+    if not v.errors.empty:
+        wide = v.errors.pivot_table(
+            index=["family", "name", "variant"], columns="model", values=["median_abs_pct", "max_abs_pct_above_1MiB"]
+        )
+        wide.columns = [f"{col[0]} ({col[1]})" for col in wide.columns.tolist()]
+        table = _markdown_table(wide.reset_index())
     text = [
         f"# Validation: {system}",
         "",
@@ -125,10 +186,11 @@ def write_report(
         + (f" (profile `{profile}`)" if profile else "")
         + ". Errors are absolute percentages of the measured time; 'above 1 MiB' keeps sizes over 1 MiB.",
         "",
-        _markdown_table(wide.reset_index()),
+        table,
         "",
         *[f"![{f}]({f})" for f in figures],
         "",
     ]
+    text += _schedule_sections(v, out, plots)
     (out / "REPORT.md").write_text("\n".join(text))
     return out / "REPORT.md"

@@ -88,3 +88,34 @@ def test_unknown_kernel_and_bad_arch(tmp_path: Path) -> None:
 def test_missing_nvcc(tmp_path: Path) -> None:
     with pytest.raises(RooflibError, match="nvcc not found"):
         build("latency", arch=ARCH, cache_dir=tmp_path, nvcc="no-such-nvcc-here")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--schedule", "intra_sm,nope"], "unknown schedule 'nope'"),
+        (["--tile-bytes", "1000"], "multiple of 4K"),
+        (["--stages", "1"], "--stages"),
+        (["--iters", "0"], "--iters"),
+        (["--gpus", "0,0"], "two different"),
+    ],
+)
+def test_overlap_rejects_bad_options(binaries: dict[str, Path], args: list[str], message: str) -> None:
+    out = subprocess.run(
+        [str(binaries["overlap"]), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=_env_without_multicast(),
+    )
+    assert out.returncode == 2  # options are checked before any CUDA call
+    record = json.loads(out.stdout.splitlines()[0])
+    assert record["record"] == "error" and message in record["error"]
+
+
+def test_overlap_help_lists_schedules(binaries: dict[str, Path]) -> None:
+    out = subprocess.run([str(binaries["overlap"]), "--help"], capture_output=True, text=True, timeout=60, check=False)
+    for schedule in ("compute_only", "comm_only", "sequential", "intra_sm", "inter_sm"):
+        assert schedule in out.stdout
+    assert "524288" in out.stdout  # FLOPs per loop trip, stated exactly

@@ -1,0 +1,177 @@
+"""The overlap microbenchmark (``family == "overlap"``) against the schedule model.
+
+The two parts are taken from the benchmark's own stand-alone runs, as a user would measure them before fusing:
+compute from the ``compute_only`` fit (``compute_rate`` records: time per trip, per-tile overhead, launch), the
+send path from ``comm_only`` (the copy engine, and TMA on 1..S SMs, interpolated log-log between the measured
+SM counts, as ``Stage.send_time``). Everything else is
+the schedule model of :mod:`rooflib.schedule.model`: the comparison tests how it composes the two and picks
+the schedule and the SM split.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from rooflib.compute.cost import ComputeCost
+from rooflib.schedule import Comm, Stage, schedule_time
+from rooflib.specs.figures import Duration
+from rooflib.specs.resolve import System
+from rooflib.transfer import Mechanism
+
+__all__ = ["overlap_table", "schedule_choice_summary"]
+
+
+class _Point(NamedTuple):
+    schedule: str
+    comm_sms: Any
+    iters: Any
+    flops_per_tile: Any
+    time_s: Any
+
+
+def _loop(
+    trip_s: float, overhead_s: float, iters: int, flops_per_tile: float, tiles: int, total_sms: int, sms: int | None
+) -> ComputeCost:
+    """The benchmark's compute on ``sms`` SMs: its tiles in waves, each ``iters`` trips plus the tile overhead."""
+    k = total_sms if sms is None else sms
+    t = math.ceil(tiles / k) * (iters * trip_s + overhead_s)
+    return ComputeCost(
+        flops=flops_per_tile * tiles,
+        hbm_bytes=0.0,
+        compute_s=t,
+        memory_s=0.0,
+        time_s=t,
+        unit="tensor",
+        dtype="bf16",
+        peak_flops_per_s=flops_per_tile * tiles / t if t > 0 else 1.0,
+        peak_bytes_per_s=1.0,
+        sms=k,
+    )
+
+
+def _send_path(pts: pd.DataFrame) -> Callable[[str, int], float]:
+    """Measured stand-alone send time by mechanism and SM count (copy engine: its one measurement)."""
+    comm = pts[pts["schedule"] == "comm_only"]
+    ce = float(comm[comm["comm_sms"].fillna(0) == 0]["time_s"].median())
+    tma = comm[comm["comm_sms"].fillna(0) > 0].groupby("comm_sms")["time_s"].median()
+    xs, ys = np.log(tma.index.to_numpy(dtype=float)), np.log(tma.to_numpy(dtype=float))
+
+    def send(mech: str, sms: int) -> float:
+        if mech == "copy_engine":
+            return ce
+        return float(np.exp(np.interp(np.log(max(sms, 1)), xs, ys)))
+
+    return send
+
+
+def _with_launch(system: System, launch: float) -> System:
+    device = system.device.model_copy(
+        update={"kernel_launch": Duration(value=launch, source="measured: overlap compute_only fit")}
+    )
+    return dataclasses.replace(system, device=device)
+
+
+def overlap_table(frame: pd.DataFrame, system: System) -> pd.DataFrame:
+    """Measured and predicted time of every overlap point (sequential, intra-SM, inter-SM at each S)."""
+    rows = frame[(frame["family"] == "overlap") & frame["verified"]]
+    if rows.empty or "record" not in rows:
+        return pd.DataFrame()
+    records = []
+    for job, grp in rows.groupby("job"):
+        rate = grp[grp["record"] == "compute_rate"]
+        pts = grp[grp["record"] == "point"]
+        if rate.empty or pts.empty:
+            continue
+        r: dict[str, Any] = {str(k): v for k, v in rate.iloc[0].items()}
+        tiles, tile_bytes = int(r["tiles"]), float(r["tile_bytes"])
+        waves = math.ceil(tiles / int(system.device.sms))
+        launch = max(0.0, float(r["intercept_s"]) - waves * float(r["tile_overhead_s"]))
+        sys_ = _with_launch(system, launch)
+        send = _send_path(pts)
+        for p in (_Point(**{k: rec[k] for k in _Point._fields}) for rec in pts.to_dict("records")):
+            if p.schedule not in ("sequential", "intra_sm", "inter_sm"):
+                continue
+            compute = partial(
+                _loop,
+                float(r["trip_s"]),
+                float(r["tile_overhead_s"]),
+                int(p.iters),
+                float(p.flops_per_tile),
+                tiles,
+                int(system.device.sms),
+            )
+            comm = Comm("send_recv", tiles * tile_bytes, "none")
+            stage = Stage("overlap", compute, comm, tiles, tile_bytes, send_time=send)
+            mech: Mechanism = "copy_engine" if p.schedule == "sequential" else "tma"
+            sms = int(p.comm_sms) if p.comm_sms == p.comm_sms else 0  # NaN where not applicable
+            pred = schedule_time(sys_, (0, 1), stage, str(p.schedule), mech, sms)
+            records.append(
+                {
+                    "job": job,
+                    "tiles": tiles,
+                    "tile_bytes": tile_bytes,
+                    "iters": int(p.iters),
+                    "schedule": p.schedule,
+                    "comm_sms": int(p.comm_sms) if p.comm_sms == p.comm_sms else 0,
+                    "measured_s": float(p.time_s),
+                    "predicted_s": pred,
+                }
+            )
+    table = pd.DataFrame.from_records(records)
+    if not table.empty:
+        table["err_pct"] = (table["predicted_s"] / table["measured_s"] - 1) * 100
+    return table
+
+
+def _within_one_step(pred: int, meas: int, steps: list[int]) -> bool:
+    if pred == meas:
+        return True
+    if pred not in steps or meas not in steps:
+        return False
+    return abs(steps.index(pred) - steps.index(meas)) <= 1
+
+
+def _job_iters(key: Any) -> tuple[str, int]:
+    return str(key[0]), int(key[1])
+
+
+def schedule_choice_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (job, iters): the measured and predicted winner (intra vs inter-SM), best S, and the chosen time's error."""
+    out = []
+    for key, grp in table.groupby(["job", "iters"]):
+        job, iters = _job_iters(key)
+        intra = grp[grp["schedule"] == "intra_sm"]
+        inter = grp[grp["schedule"] == "inter_sm"]
+        if intra.empty or inter.empty:
+            continue
+        steps = sorted(int(s) for s in inter["comm_sms"])
+        m_inter = inter.iloc[int(inter["measured_s"].to_numpy().argmin())]
+        p_inter = inter.iloc[int(inter["predicted_s"].to_numpy().argmin())]
+        m_best = "intra_sm" if float(intra["measured_s"].iloc[0]) <= float(m_inter["measured_s"]) else "inter_sm"
+        p_best = "intra_sm" if float(intra["predicted_s"].iloc[0]) <= float(p_inter["predicted_s"]) else "inter_sm"
+        chosen = intra.iloc[0] if p_best == "intra_sm" else p_inter
+        out.append(
+            {
+                "job": job,
+                "iters": int(iters),
+                "measured_winner": m_best,
+                "predicted_winner": p_best,
+                "winner_ok": m_best == p_best,
+                "measured_best_s": int(m_inter["comm_sms"]),
+                "predicted_best_s": int(p_inter["comm_sms"]),
+                "best_s_ok": _within_one_step(int(p_inter["comm_sms"]), int(m_inter["comm_sms"]), steps),
+                "chosen_err_pct": float((chosen["predicted_s"] / chosen["measured_s"] - 1) * 100),
+                "margin_pct": float(abs(float(intra["measured_s"].iloc[0]) / float(m_inter["measured_s"]) - 1) * 100),
+            }
+        )
+    summary = pd.DataFrame.from_records(out)
+    if not summary.empty:
+        summary["choice_ok"] = summary["winner_ok"] & summary["best_s_ok"]
+    return summary
