@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run `rooflib bench` on a lent H200 machine (device tool). Usage, from the repository root there:
-#   bash benchmarks/device/bench_h200.sh MODE      MODE: quick (2 GPUs and 1 GPU, few sizes) | full (2 GPUs)
+#   bash benchmarks/device/bench_h200.sh MODE   MODE: quick | full | overlap | one (1-GPU machine) | holdout
 #                                                  | overlap (2 GPUs: overlap + tp families, a quick smoke first;
 #                                                    the full sweeps run only if every smoke point verified)
 # Needs the pydantic wheels for the machine's Python in .wheels/ (carried; the machine has no network).
@@ -43,6 +43,12 @@ elif [ "$mode" = overlap ]; then
     BENCH_LIMIT_S=${FULL_LIMIT_S:-330} run x2-overlap overlap tp
     tail -n 30 runs/x2-overlap.log
   fi
+elif [ "$mode" = one ]; then   # a one-GPU machine (kind nvidia-h200): every family that needs one GPU
+  run x1 all
+  tail -n 30 runs/x1.log
+elif [ "$mode" = holdout ]; then   # a second two-GPU machine: p2p and NCCL again, to test the profile out of sample
+  run x2-holdout p2p nccl
+  tail -n 30 runs/x2-holdout.log
 else
   run x2 all
   tail -n 60 runs/x2.log
