@@ -17,6 +17,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from rooflib.bench.timing import event_times
+
 SHAPES = (
     [(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192, 16384)]
     + [(m, 8192, 8192) for m in (16, 64, 128, 384, 1000)]
@@ -41,27 +43,12 @@ def _fp8_product(torch: Any, a: Any, b: Any) -> Callable[[], Any]:
     return product
 
 
-def _time(torch: Any, fn: Callable[[], Any], warmup: int, iters: int) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1e-3)
-    return out
-
-
 def _copy(torch: Any, dev: Any, warmup: int, iters: int) -> dict[str, Any]:
     """Device-to-device copy of 2 GiB through torch: the HBM rate a framework gets (bytes read + written)."""
     nbytes = 2 << 30
     src = torch.randint(0, 2**31 - 1, (nbytes // 4,), device=dev, dtype=torch.int32)
     dst = torch.empty_like(src)
-    times = _time(torch, lambda: dst.copy_(src), warmup, iters)
+    times = event_times(torch, lambda: dst.copy_(src), warmup, iters)
     med = statistics.median(times)
     ok = bool(torch.equal(src, dst))
     return {
@@ -118,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
                 ref = a32 @ b32
                 got = fn().float()
                 err = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))
-                times = _time(torch, fn, args.warmup, args.iters)
+                times = event_times(torch, fn, args.warmup, args.iters)
                 med = statistics.median(times)
                 rec = {
                     "record": "gemm",

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rooflib.bench.timing import event_times
 from rooflib.conventions import OPS, bus_factor
 
 
@@ -176,21 +177,6 @@ class Case:
         return bad == 0, bad
 
 
-def _time_stream(torch: Any, fn: Callable[[], None], warmup: int, iters: int) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1e-3)
-    return out
-
-
 def _time_graph(torch: Any, fn: Callable[[], None], ops: int, warmup: int, iters: int) -> list[float]:
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -203,17 +189,7 @@ def _time_graph(torch: Any, fn: Callable[[], None], ops: int, warmup: int, iters
     with torch.cuda.graph(graph):
         for _ in range(ops):
             fn()
-    for _ in range(warmup):
-        graph.replay()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1e-3 / ops)
+    out = event_times(torch, graph.replay, warmup, iters, per_call=ops)
     del graph
     return out
 
@@ -272,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
             for mode in modes:
                 dist.barrier()
                 if mode == "stream":
-                    times = _time_stream(torch, fn, args.warmup, args.iters)
+                    times = event_times(torch, fn, args.warmup, args.iters)
                 else:
                     k = args.graph_ops or (16 if nbytes <= (1 << 20) else 2)
                     times = _time_graph(torch, fn, k, 2, args.iters)

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from rooflib.bench.timing import event_times
 from rooflib.conventions import Op, bus_factor
 
 WORKLOADS = ("gemm_rs", "ag_gemm", "gemm_ar")
@@ -163,21 +164,12 @@ def _rel_error(env: Env, got: Any, ref: Any) -> float:
 
 def _time(env: Env, fn: Callable[[], Any]) -> list[float]:
     """Per-op seconds: a device barrier across GPUs before each op, CUDA events around it."""
-    torch, dist = env.torch, env.dist
-    for _ in range(env.warmup):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(env.iters):
-        dist.barrier()
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1e-3)
-    return out
+
+    def align() -> None:
+        env.dist.barrier()
+        env.torch.cuda.synchronize()
+
+    return event_times(env.torch, fn, env.warmup, env.iters, before=align)
 
 
 @dataclass
