@@ -7,8 +7,9 @@ keeps what it measured and a rerun skips finished jobs. :func:`collect` turns th
 commands).
 
 Families: p2p, latency, ceilings, gemm (one GPU or more); nccl, overlap (the shipped ``overlap`` program: compute and
-communication overlap schedules) and tp (tensor-parallel GEMM + collective through PyTorch, sequential and fused)
-need two GPUs and plan no jobs with fewer.
+communication overlap schedules, tiles scattered to the peer and, job ``overlap/gather``, input blocks gathered from
+it) and tp (tensor-parallel GEMM + collective through PyTorch, sequential and fused) need two GPUs and plan no jobs
+with fewer. ``run_bench(..., only=[keys])`` runs a subset of the planned jobs.
 
 Multicast never runs: the environment of every job forces NCCL_NVLS_ENABLE=0,
 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1, and the multimem program is not part of any
@@ -129,20 +130,31 @@ def _nccl_jobs(gpus: int, quick: bool) -> list[Job]:
     ]
 
 
+# --direction gather: 256 input blocks of 32 KiB per GPU, each read by 8 output tiles (2048 tiles, as AG + GEMM);
+# inter_ce in pieces of 8, 32 and 128 blocks, each issue form (stream, graph, preissued: the program's default)
+_GATHER = ("--direction", "gather", "--tiles", "256", "--reuse", "8", "--tile-bytes", "32K", "--ce-chunk", "8,32,128")
+
+
 def _overlap_jobs(gpus: int, quick: bool) -> list[Job]:
-    """Overlap schedules (two GPUs sending tiles to each other): the default problem, a 4x larger one, 64 KiB tiles."""
+    """Overlap schedules on two GPUs. Scatter (each sends its output tiles to the other, GEMM + reduce-scatter): the
+    default problem, a 4x larger one, 64 KiB tiles. Gather (each computes from the other's input blocks, all-gather +
+    GEMM): 256 blocks x 8 output tiles each."""
     if gpus < 2:
         return []
     sweep: tuple[str, ...]
     if quick:
         sweep = ("--iters", "1,16,128", "--comm-sms", "1,8", "--iters-timing", "5", "--warmup", "1")
-        return [Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep))]
+        return [
+            Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep)),
+            Job("overlap", "overlap/gather", "kernel", "overlap", (*_GATHER, *sweep)),
+        ]
     iters = "1,2,4,8,16,24,32,48,64,96,128,192,256,384,512,1024"  # comm-bound to compute-bound, dense near the cross
     sweep = ("--iters", iters, "--comm-sms", "1,2,4,8,12,16,24,32", "--iters-timing", "30")
     return [
         Job("overlap", "overlap/t1056", "kernel", "overlap", ("--tiles", "1056", *sweep)),
         Job("overlap", "overlap/t4224", "kernel", "overlap", ("--tiles", "4224", *sweep)),
         Job("overlap", "overlap/b64k", "kernel", "overlap", ("--tiles", "1056", "--tile-bytes", "64K", *sweep)),
+        Job("overlap", "overlap/gather", "kernel", "overlap", (*_GATHER, *sweep)),
     ]
 
 
@@ -225,8 +237,13 @@ def run_bench(
     nvcc: str = "nvcc",
     progress: bool = True,
     on_error: Callable[[Job, Exception], None] | None = None,
+    only: Iterable[str] | None = None,
 ) -> Path:
-    """Run ``families`` on the local GPUs into ``out``; returns the path of ``results.csv``."""
+    """Run ``families`` on the local GPUs into ``out``; returns the path of ``results.csv``.
+
+    ``only``: job keys (``overlap/gather``, say) to run out of the families' plan; the others are skipped. A key
+    that the plan lacks is an error.
+    """
     names = detect_gpus()
     if not names:
         raise RooflibError(
@@ -237,7 +254,14 @@ def run_bench(
     (root / "raw").mkdir(parents=True, exist_ok=True)
     done_file = root / "done.txt"
     done = set(done_file.read_text().split()) if done_file.exists() else set()
-    todo = [j for j in plan_jobs(families, len(names), quick=quick) if j.key not in done]
+    planned = plan_jobs(families, len(names), quick=quick)
+    if only is not None:
+        keys = set(only)
+        unknown = keys - {j.key for j in planned}
+        if unknown:
+            raise RooflibError(f"no such job(s) in the plan: {', '.join(sorted(unknown))}")
+        planned = [j for j in planned if j.key in keys]
+    todo = [j for j in planned if j.key not in done]
     from tqdm import tqdm
 
     for job in tqdm(todo, desc="rooflib bench", unit="job", disable=not progress):

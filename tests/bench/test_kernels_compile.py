@@ -98,6 +98,13 @@ def test_missing_nvcc(tmp_path: Path) -> None:
         (["--stages", "1"], "--stages"),
         (["--iters", "0"], "--iters"),
         (["--gpus", "0,0"], "two different"),
+        (["--direction", "sideways"], "--direction must be scatter or gather"),
+        (["--schedule", "inter_ce"], "inter_ce needs --direction gather"),
+        (["--reuse", "4"], "need --direction gather"),
+        (["--ce-issue", "graph"], "need --direction gather"),
+        (["--direction", "gather", "--reuse", "0"], "--reuse must be"),
+        (["--direction", "gather", "--ce-chunk", "8,0"], "--ce-chunk"),
+        (["--direction", "gather", "--ce-issue", "stream,pigeon"], "unknown --ce-issue 'pigeon'"),
     ],
 )
 def test_overlap_rejects_bad_options(binaries: dict[str, Path], args: list[str], message: str) -> None:
@@ -116,6 +123,8 @@ def test_overlap_rejects_bad_options(binaries: dict[str, Path], args: list[str],
 
 def test_overlap_help_lists_schedules(binaries: dict[str, Path]) -> None:
     out = subprocess.run([str(binaries["overlap"]), "--help"], capture_output=True, text=True, timeout=60, check=False)
-    for schedule in ("compute_only", "comm_only", "sequential", "intra_sm", "inter_sm"):
+    for schedule in ("compute_only", "comm_only", "sequential", "intra_sm", "inter_sm", "inter_ce"):
         assert schedule in out.stdout
     assert "524288" in out.stdout  # FLOPs per loop trip, stated exactly
+    for option in ("--direction", "scatter", "gather", "--reuse C", "--ce-chunk", "--ce-issue", "preissued"):
+        assert option in out.stdout

@@ -17,19 +17,37 @@ def test_jobs_per_family() -> None:
     assert any(j.key == "p2p/bidirectional" for j in two) and not any(j.key == "p2p/bidirectional" for j in one)
     assert len({j.key for j in two}) == len(two)  # keys are unique: resume relies on them
     overlap = [j for j in two if j.family == "overlap"]
-    assert [j.key for j in overlap] == ["overlap/t1056", "overlap/t4224", "overlap/b64k"]
+    assert [j.key for j in overlap] == ["overlap/t1056", "overlap/t4224", "overlap/b64k", "overlap/gather"]
     assert all(j.kind == "kernel" and j.target == "overlap" for j in overlap)
+    assert all("--direction" not in j.args for j in overlap[:3])  # the scatter jobs run as before
+    gather = overlap[3].args
+    assert gather[gather.index("--direction") + 1] == "gather" and gather[gather.index("--reuse") + 1] == "8"
+    assert gather[gather.index("--tiles") + 1] == "256" and gather[gather.index("--tile-bytes") + 1] == "32K"
+    assert gather[gather.index("--iters") + 1].endswith(",1024") and "1,2,4,8,12,16,24,32" in gather
     tp = [j for j in two if j.family == "tp"]
     assert len(tp) == 1 and tp[0].kind == "torchrun" and tp[0].target == "rooflib.bench.tp_worker"
-    assert len(one) == 14 and len(two) == 15 + 9 + 3 + 1
+    assert len(one) == 14 and len(two) == 15 + 9 + 4 + 1
     assert all("multimem" not in j.target for j in two)  # multicast never runs from the runner
 
 
 def test_quick_plan_is_small() -> None:
     quick = plan_jobs(["overlap", "tp"], 2, quick=True)
-    assert [j.key for j in quick] == ["overlap/t1056", "tp/all"]
-    assert "1,16,128" in quick[0].args and "4096" in quick[1].args
+    assert [j.key for j in quick] == ["overlap/t1056", "overlap/gather", "tp/all"]
+    assert "1,16,128" in quick[0].args and "gather" in quick[1].args and "4096" in quick[2].args
     assert plan_jobs(["overlap", "tp"], 1) == []
+
+
+def test_only_runs_the_named_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rooflib.bench import runner
+
+    ran: list[str] = []
+    monkeypatch.setattr(runner, "detect_gpus", lambda: ["GPU 0: H200", "GPU 1: H200"])
+    monkeypatch.setattr(runner, "_run_job", lambda job, out, gpus, nvcc: ran.append(job.key))
+    run_bench(["overlap"], tmp_path / "out", only=["overlap/gather"], progress=False)
+    assert ran == ["overlap/gather"]
+    assert (tmp_path / "out" / "done.txt").read_text().split() == ["overlap/gather"]
+    with pytest.raises(RooflibError, match="no such job"):
+        run_bench(["overlap"], tmp_path / "out2", only=["overlap/nope"], progress=False)
 
 
 def test_unknown_family() -> None:
