@@ -8,10 +8,12 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
   + w x sync_intra_sm`` with ``w = ceil(t / S)`` tiles per SM (pipeline fill/drain and one mbarrier handshake
   per tile); needs an SM-driven mechanism; when the bytes feed the compute, each SM fetches what its own tiles
   read, so ``M`` moves the stage's ``intra_reuse`` times the bytes;
-- inter-SM(s): ``s`` SMs communicate, the others compute: ``max(C(S - s), M(m, s)) + C(S - s) / w' + M s / t
-  + sync_inter_sm`` (the first wave of compute before any send, the last tile's send after the last compute,
-  one flag through memory); for step pipelines (ring hops, buckets, layers) ``+ min(C, M) / steps`` instead;
-  ``s`` chosen to minimise it; the copy engine needs no SMs (``s = 0``) and pays its fixed cost per wave.
+- inter-SM(s): ``s`` SMs communicate, the others compute: ``max(C(S - s), M(m, s)) + e + sync_inter_sm`` where
+  ``e`` is what the pipeline's ends expose, with one wave of compute ``C / w'`` and one SM's item ``M s / items``:
+  compute then send (GEMM+RS) exposes the first wave and the last tile's send; receive then compute (AG+GEMM)
+  exposes the first block's arrival, plus the last wave when receiving is the bottleneck; for step pipelines
+  (ring hops, buckets, layers) ``e = min(C, M) / steps``; ``s`` chosen to minimise it; the copy engine needs no
+  SMs (``s = 0``) and pays its fixed cost per wave.
 
 Every schedule pays one kernel launch. Reductions follow the mechanisms' capabilities: in-switch reduction
 only by multimem; into peer memory by TMA add or ``red``; a copy engine can only move partial sums, which the
@@ -93,10 +95,10 @@ class _Ctx:
         assert self.stage.comm is not None
         if self.egress == 0:
             return 0.0
-        if self.stage.send_time is not None:
-            return reuse * self.stage.send_time(mech, sms) + self._local_add(mech)
-        reduce = self.stage.comm.reduction != "none" and mech != "copy_engine"
         nbytes = self.egress * reuse
+        if self.stage.send_time is not None:
+            return self.stage.send_time(mech, sms, nbytes) + self._local_add(mech)
+        reduce = self.stage.comm.reduction != "none" and mech != "copy_engine"
         t = float(transfer_time(self.system, mech, nbytes, sms, src=self.members[0], dst=self.dst, reduce=reduce))
         return t + self._local_add(mech)
 
@@ -139,10 +141,16 @@ def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
     m = ctx.comm(mech, s)
     if ctx.stage.steps:  # step pipelines (ring hops, buckets, layers): one step of the smaller part is exposed
         return max(c, m) + min(c, m) / ctx.stage.steps + sync + ctx.launch
-    # tile pipelines: the first wave of compute before any send, the last tile's send after all compute
+    # tile pipelines: the ends of the pipeline that cannot overlap (one wave of compute, one SM's tile or block)
+    assert ctx.stage.comm is not None
     waves = max(1, math.ceil(ctx.stage.tiles / (ctx.sms - s)))
-    last_send = m * s / max(1, ctx.stage.tiles)
-    return max(c, m) + c / waves + last_send + sync + ctx.launch
+    items = ctx.stage.tiles / ctx.stage.intra_reuse if ctx.stage.comm.before_compute else ctx.stage.tiles
+    c_item, m_item = c / waves, m * s / max(1.0, items)
+    if ctx.stage.comm.before_compute:  # the first block must arrive; a last compute wave trails only a slow receive
+        exposed = m_item + (c_item if m >= c else 0.0)
+    else:  # the first wave must be computed before any send, and the last tile's send trails the compute
+        exposed = c_item + m_item
+    return max(c, m) + exposed + sync + ctx.launch
 
 
 def _inter(ctx: _Ctx, mech: Mechanism) -> Choice:

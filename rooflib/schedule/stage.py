@@ -55,8 +55,8 @@ class Stage:
     block of X is read by every tile of its row): a warp-specialised kernel that fetches its own inputs moves
     the bytes that many times, where dedicated communication SMs fetch them once into local memory.
     ``library_launches`` counts the kernels an unfused implementation launches for the compute part.
-    ``send_time``, when given, replaces the transfer model for this stage's bytes: ``send_time(mechanism, sms)``
-    in seconds (a kernel's own measured send path, for instance).
+    ``send_time``, when given, replaces the transfer model for this stage's bytes: ``send_time(mechanism, sms,
+    nbytes)`` in seconds (a kernel's own measured send path, for instance).
     """
 
     name: str
@@ -67,4 +67,4 @@ class Stage:
     steps: int | None = None
     intra_reuse: float = 1.0
     library_launches: int = 1
-    send_time: Callable[[str, int], float] | None = None
+    send_time: Callable[[str, int, float], float] | None = None

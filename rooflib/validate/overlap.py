@@ -23,7 +23,7 @@ from rooflib.compute.cost import ComputeCost
 from rooflib.schedule import Comm, Stage, schedule_time
 from rooflib.specs.figures import Duration
 from rooflib.specs.resolve import System
-from rooflib.transfer import Mechanism
+from rooflib.transfer import Mechanism, transfer_time
 
 __all__ = ["overlap_table", "schedule_choice_summary"]
 
@@ -56,17 +56,25 @@ def _loop(
     )
 
 
-def _send_path(pts: pd.DataFrame) -> Callable[[str, int], float]:
-    """Measured stand-alone send time by mechanism and SM count (copy engine: its one measurement)."""
+def _send_path(system: System, pts: pd.DataFrame, egress: float) -> Callable[[str, int, float], float]:
+    """Measured stand-alone send time by mechanism and SM count (copy engine: its one whole-buffer measurement),
+    interpolated log-log between the measured SM counts; other byte counts (an intra-SM kernel moving its inputs
+    ``reuse`` times) scale it by the calibrated transfer model's ratio, so fixed costs are not multiplied."""
     comm = pts[pts["schedule"] == "comm_only"]
+    if "send_path" in comm:
+        comm = comm[comm["send_path"].isin(["copy_engine", "tma"])]
     ce = float(comm[comm["comm_sms"].fillna(0) == 0]["time_s"].median())
     tma = comm[comm["comm_sms"].fillna(0) > 0].groupby("comm_sms")["time_s"].median()
     xs, ys = np.log(tma.index.to_numpy(dtype=float)), np.log(tma.to_numpy(dtype=float))
 
-    def send(mech: str, sms: int) -> float:
-        if mech == "copy_engine":
-            return ce
-        return float(np.exp(np.interp(np.log(max(sms, 1)), xs, ys)))
+    def send(mech: str, sms: int, nbytes: float) -> float:
+        model: Mechanism = "copy_engine" if mech == "copy_engine" else "tma"
+        base = ce if model == "copy_engine" else float(np.exp(np.interp(np.log(max(sms, 1)), xs, ys)))
+        if nbytes == egress:
+            return base
+        used = max(sms, 1)
+        ratio = float(transfer_time(system, model, nbytes, used)) / float(transfer_time(system, model, egress, used))
+        return base * ratio
 
     return send
 
@@ -76,6 +84,59 @@ def _with_launch(system: System, launch: float) -> System:
         update={"kernel_launch": Duration(value=launch, source="measured: overlap compute_only fit")}
     )
     return dataclasses.replace(system, device=device)
+
+
+_SCHEDULE = {  # measured schedule -> (model schedule, mechanism)
+    "sequential": ("sequential", "copy_engine"),
+    "intra_sm": ("intra_sm", "tma"),
+    "inter_sm": ("inter_sm", "tma"),
+    "inter_ce": ("inter_sm", "copy_engine"),
+}
+
+
+def _job_points(system: System, job: str, r: dict[str, Any], pts: pd.DataFrame) -> list[dict[str, Any]]:
+    gather = bool("direction" in pts and (pts["direction"] == "gather").any())
+    tiles, block = int(r["tiles"]), float(r["tile_bytes"])
+    reuse = float(pts["reuse"].dropna().iloc[0]) if gather and "reuse" in pts else 1.0
+    egress = tiles / reuse * block  # gather: each input block arrives once; scatter: each output tile leaves once
+    waves = math.ceil(tiles / int(system.device.sms))
+    launch = max(0.0, float(r["intercept_s"]) - waves * float(r["tile_overhead_s"]))
+    sys_ = _with_launch(system, launch)
+    send = _send_path(system, pts, egress)
+    if "ce_issue" in pts:  # the copy-engine-pieces variants: keep the one a kernel would use (on-stream pieces)
+        pts = pts[pts["ce_issue"].isna() | (pts["ce_issue"] == "stream")]
+    out = []
+    for p in (_Point(**{k: rec[k] for k in _Point._fields}) for rec in pts.to_dict("records")):
+        if p.schedule not in _SCHEDULE:
+            continue
+        schedule, mech = _SCHEDULE[p.schedule]
+        compute = partial(
+            _loop,
+            float(r["trip_s"]),
+            float(r["tile_overhead_s"]),
+            int(p.iters),
+            float(p.flops_per_tile),
+            tiles,
+            int(system.device.sms),
+        )
+        comm = Comm("send_recv", egress, "none", before_compute=gather)
+        stage = Stage("overlap", compute, comm, tiles, block, intra_reuse=reuse, send_time=send)
+        sms = int(p.comm_sms) if p.comm_sms == p.comm_sms else 0  # NaN where not applicable
+        pred = schedule_time(sys_, (0, 1), stage, schedule, mech, sms)  # type: ignore[arg-type]
+        out.append(
+            {
+                "job": job,
+                "direction": "gather" if gather else "scatter",
+                "tiles": tiles,
+                "tile_bytes": block,
+                "iters": int(p.iters),
+                "schedule": p.schedule,
+                "comm_sms": sms,
+                "measured_s": float(p.time_s),
+                "predicted_s": pred,
+            }
+        )
+    return out
 
 
 def overlap_table(frame: pd.DataFrame, system: System) -> pd.DataFrame:
@@ -90,40 +151,7 @@ def overlap_table(frame: pd.DataFrame, system: System) -> pd.DataFrame:
         if rate.empty or pts.empty:
             continue
         r: dict[str, Any] = {str(k): v for k, v in rate.iloc[0].items()}
-        tiles, tile_bytes = int(r["tiles"]), float(r["tile_bytes"])
-        waves = math.ceil(tiles / int(system.device.sms))
-        launch = max(0.0, float(r["intercept_s"]) - waves * float(r["tile_overhead_s"]))
-        sys_ = _with_launch(system, launch)
-        send = _send_path(pts)
-        for p in (_Point(**{k: rec[k] for k in _Point._fields}) for rec in pts.to_dict("records")):
-            if p.schedule not in ("sequential", "intra_sm", "inter_sm"):
-                continue
-            compute = partial(
-                _loop,
-                float(r["trip_s"]),
-                float(r["tile_overhead_s"]),
-                int(p.iters),
-                float(p.flops_per_tile),
-                tiles,
-                int(system.device.sms),
-            )
-            comm = Comm("send_recv", tiles * tile_bytes, "none")
-            stage = Stage("overlap", compute, comm, tiles, tile_bytes, send_time=send)
-            mech: Mechanism = "copy_engine" if p.schedule == "sequential" else "tma"
-            sms = int(p.comm_sms) if p.comm_sms == p.comm_sms else 0  # NaN where not applicable
-            pred = schedule_time(sys_, (0, 1), stage, str(p.schedule), mech, sms)
-            records.append(
-                {
-                    "job": job,
-                    "tiles": tiles,
-                    "tile_bytes": tile_bytes,
-                    "iters": int(p.iters),
-                    "schedule": p.schedule,
-                    "comm_sms": int(p.comm_sms) if p.comm_sms == p.comm_sms else 0,
-                    "measured_s": float(p.time_s),
-                    "predicted_s": pred,
-                }
-            )
+        records += _job_points(system, str(job), r, pts)
     table = pd.DataFrame.from_records(records)
     if not table.empty:
         table["err_pct"] = (table["predicted_s"] / table["measured_s"] - 1) * 100
