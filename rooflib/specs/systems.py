@@ -116,8 +116,10 @@ class SystemSpec(SpecModel):
                 f"nodes.max = {self.nodes.max} spans several NVLink domains of {nodes_per_domain} nodes "
                 "but no scale_out network is given"
             )
-        if self.scale_out is not None and self.nodes.max > nodes_per_domain and nodes_per_domain != 1:
-            raise ValueError("scale-out between multi-node NVLink domains is not modelled yet")
+        if self.nodes.max > nodes_per_domain and self.nodes.max % nodes_per_domain:
+            raise ValueError(
+                f"nodes.max = {self.nodes.max} is not a whole number of NVLink domains of {nodes_per_domain} nodes"
+            )
         return self
 
 

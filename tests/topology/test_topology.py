@@ -119,3 +119,17 @@ def test_bad_gpu_indices(h100: System) -> None:
         topo.bottleneck(0, 8)
     with pytest.raises(GroupError, match="outside system"):
         topo.loads([0], [99], [1.0])
+
+
+def test_nvl72_racks_over_infiniband() -> None:
+    pod = rooflib.load_system("gb200-nvl72-superpod")  # 8 racks of 72 GPUs
+    topo = Topology(pod)
+    assert pod.gpus == 576 and [len(d) for d in topo.scale_up_domains()] == [72] * 8
+    assert topo.bottleneck(0, 71) == pytest.approx(900e9)  # inside a rack: NVLink 5
+    assert topo.bottleneck(0, 72) == pytest.approx(50e9)  # across racks: one 400 Gb/s NIC
+    edges = [(a, b) for a, b, _ in topo.route(1, 72)]  # rail 1 to rail 0: NVLink to the rail-0 GPU first
+    assert ("gpu1", "domain0/nvswitch0") in edges and ("gpu0", "nic0") in edges
+    r = rooflib.predict_collective("all_reduce", pod, nbytes=1 << 30)
+    assert r.algorithm == ["hierarchical"]
+    with pytest.raises(GroupError, match="nodes.max|takes 1 to 1152 nodes"):
+        rooflib.load_system("gb200-nvl72-superpod", nodes=1153)
