@@ -108,7 +108,8 @@ def predict(
 @click.option("--systems", required=True, help="Comma-separated systems, e.g. hgx-a100,hgx-h100,hgx-b200.")
 @click.option("--gpus", "-n", type=click.IntRange(min=1), default=8, show_default=True)
 @_SET
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write a bar plot (PNG/SVG/PDF).")
+@click.option("--sweep", default=None, metavar="KEY=V1,V2,...", help="Also sweep one parameter (a line plot).")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the plot (PNG/SVG/PDF).")
 @json_option
 @catalog_option
 def what_if(
@@ -116,27 +117,46 @@ def what_if(
     systems: str,
     gpus: int,
     sets: tuple[str, ...],
+    sweep: str | None,
     out: Path | None,
     as_json: bool,
     catalog_paths: tuple[Path, ...],
 ) -> None:
-    """Bound, baseline and best schedule of WORKLOAD across systems (A100 -> H100 -> B200 -> NVL72 -> ...)."""
+    """Bound, baseline and best schedule of WORKLOAD across systems (A100 -> H100 -> B200 -> NVL72 -> ...) and,
+    with --sweep, across sizes.
+
+    Example: rooflib what-if gemm_rs --systems hgx-a100,hgx-h100,hgx-b200 --sweep k=1024,4096,16384,65536
+    """
     from rooflib.workloads import predict_workload
 
+    params = _parse_sets(sets)
+    key: str | None = None
+    values: list[str | None] = [None]
+    if sweep is not None:
+        key, _, listed = sweep.partition("=")
+        values = [v.strip() for v in listed.split(",") if v.strip()]
+        if not key or not values:
+            raise click.BadParameter(f"expected KEY=V1,V2,..., got {sweep!r}", param_hint="--sweep")
     results = []
     for name in [s.strip() for s in systems.split(",") if s.strip()]:
         system = load(name, gpus=gpus, paths=catalog_paths)
-        results.append(predict_workload(workload, system, gpus=gpus, params=_parse_sets(sets)).as_dict())
+        for value in values:
+            these = params if key is None else {**params, key: value}
+            results.append(predict_workload(workload, system, gpus=gpus, params=these).as_dict())
     if out is not None:
-        from rooflib.plot.whatif import WhatIfDisplay
+        from rooflib.plot.whatif import WhatIfDisplay, WhatIfSweepDisplay
 
-        WhatIfDisplay.from_predictions(results).savefig(out)
+        if key is None:
+            WhatIfDisplay.from_predictions(results).savefig(out)
+        else:
+            WhatIfSweepDisplay.from_predictions(results, key).savefig(out)
     if as_json:
         emit_json(results)
         return
     rows = [
         (
             r["system"],
+            *([str(r["params"][key])] if key else []),
             format_time(r["bound_time_s"]),
             format_time(r["baseline_time_s"]),
             format_time(r["best"]["time_s"]),
@@ -145,6 +165,7 @@ def what_if(
         )
         for r in results
     ]
-    print_table(("system", "bound", "baseline", "best", "schedule", "speed-up"), rows)
+    headers = ("system", *([key] if key else []), "bound", "baseline", "best", "schedule", "speed-up")
+    print_table(headers, rows)
     if out is not None:
         click.echo(f"wrote {out}")

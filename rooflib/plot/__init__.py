@@ -19,7 +19,7 @@ from rooflib.plot.comm import CommPoint, CommRooflineDisplay
 from rooflib.plot.kernels import Kernel, KernelPoint, as_kernels, example_kernels, place_kernels
 from rooflib.plot.mechanism import MechanismMapDisplay
 from rooflib.plot.roofline import HierarchicalRooflineDisplay
-from rooflib.plot.whatif import WhatIfDisplay
+from rooflib.plot.whatif import WhatIfDisplay, WhatIfSweepDisplay
 
 __all__ = [
     "CollectiveBandwidthDisplay",
@@ -31,6 +31,7 @@ __all__ = [
     "KernelPoint",
     "MechanismMapDisplay",
     "WhatIfDisplay",
+    "WhatIfSweepDisplay",
     "as_kernels",
     "example_kernels",
     "file_axes",

@@ -10,7 +10,7 @@ from rooflib.plot._base import Display
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["WhatIfDisplay"]
+__all__ = ["WhatIfDisplay", "WhatIfSweepDisplay"]
 
 _SERIES = (
     ("bound_time_s", "bound (no kernel beats it)"),
@@ -56,5 +56,48 @@ class WhatIfDisplay(Display):
         axes.set_yscale("log")
         axes.set_ylabel("time (s)")
         axes.set_title(f"{self.workload}: bound, best schedule and baseline")
+        axes.legend(fontsize=8)
+        return self
+
+
+class WhatIfSweepDisplay(Display):
+    """Time against one swept workload parameter (log-log), one colour per system: bound dotted, best schedule
+    solid, PyTorch + NCCL dashed."""
+
+    def __init__(self, workload: str, key: str, curves: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
+        self.workload, self.key = workload, key
+        self.curves = {name: {k: list(v) for k, v in series.items()} for name, series in curves.items()}
+        self.lines_: list[Any] = []
+
+    @classmethod
+    def from_predictions(
+        cls, predictions: Iterable[Mapping[str, Any]], key: str, ax: Axes | None = None
+    ) -> WhatIfSweepDisplay:
+        curves: dict[str, dict[str, list[float]]] = {}
+        workload = ""
+        for p in predictions:
+            workload = p["workload"]
+            c = curves.setdefault(p["system"], {"x": [], "bound_time_s": [], "best_time_s": [], "baseline_time_s": []})
+            c["x"].append(float(p["params"][key]))
+            c["bound_time_s"].append(p["bound_time_s"])
+            c["best_time_s"].append(p["best"]["time_s"])
+            c["baseline_time_s"].append(p["baseline_time_s"])
+        display = cls(workload, key, curves)
+        return display.plot(ax) if ax is not None else display
+
+    def plot(self, ax: Axes | None = None) -> WhatIfSweepDisplay:
+        axes = self._axes(ax)
+        self.lines_ = []
+        for i, (system, c) in enumerate(self.curves.items()):
+            color = f"C{i}"
+            for key, style in (("bound_time_s", ":"), ("best_time_s", "-"), ("baseline_time_s", "--")):
+                label = system if key == "best_time_s" else None
+                (line,) = axes.plot(c["x"], c[key], style, color=color, marker="o", ms=3, label=label)
+                self.lines_.append(line)
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel(self.key)
+        axes.set_ylabel("time (s)")
+        axes.set_title(f"{self.workload}: bound (dotted), best schedule (solid), PyTorch + NCCL (dashed)", fontsize=9)
         axes.legend(fontsize=8)
         return self

@@ -39,3 +39,18 @@ def test_what_if_across_systems(tmp_path: Path) -> None:
     assert [x["system"] for x in rows] == ["hgx-a100", "hgx-h100", "hgx-b200"]
     assert rows[0]["bound_time_s"] > rows[2]["bound_time_s"]  # newer hardware is faster
     assert out.stat().st_size > 1000
+
+
+def test_what_if_sweep(tmp_path: Path) -> None:
+    out = tmp_path / "sweep.png"
+    args = ["what-if", "gemm_rs", "--systems", "hgx-h100,hgx-b200", "--sweep", "k=1024,16384", "--out", str(out), "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert [(x["system"], x["params"]["k"]) for x in rows] == [
+        ("hgx-h100", 1024), ("hgx-h100", 16384), ("hgx-b200", 1024), ("hgx-b200", 16384)
+    ]
+    assert rows[1]["bound_time_s"] > rows[0]["bound_time_s"]  # more K, more work
+    assert out.stat().st_size > 1000
+    bad = CliRunner().invoke(main, ["what-if", "gemm_rs", "--systems", "hgx-h100", "--sweep", "k"])
+    assert bad.exit_code == 2 and "expected KEY=V1,V2" in bad.output

@@ -28,7 +28,7 @@ MODULES = [
 def test_public_api() -> None:
     assert set(rooflib.plot.__all__) == {
         "CollectiveBandwidthDisplay", "CommPoint", "CommRooflineDisplay", "Display", "HierarchicalRooflineDisplay",
-        "Kernel", "KernelPoint", "MechanismMapDisplay", "WhatIfDisplay", "as_kernels", "example_kernels", "file_axes", "new_axes",
+        "Kernel", "KernelPoint", "MechanismMapDisplay", "WhatIfDisplay", "WhatIfSweepDisplay", "as_kernels", "example_kernels", "file_axes", "new_axes",
         "peak_link_bandwidth", "place_kernels",
     }  # fmt: skip
 
