@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,9 @@ class RooflibGroup(click.Group):
         except RooflibError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_ERROR)
+        except BrokenPipeError:  # the reader went away (``rooflib ... | head``): nothing left to say
+            sys.stderr.close()
+            ctx.exit(0)
         except OSError as exc:  # a file that cannot be written or read
             click.echo(f"error: {exc}", err=True)
             ctx.exit(1)
