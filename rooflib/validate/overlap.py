@@ -34,6 +34,7 @@ class _Point(NamedTuple):
     iters: Any
     flops_per_tile: Any
     time_s: Any
+    ce_chunk: Any = None
 
 
 def _loop(
@@ -79,9 +80,24 @@ def _send_path(system: System, pts: pd.DataFrame, egress: float) -> Callable[[st
     return send
 
 
+def _ce_pieces(pts: pd.DataFrame) -> dict[Any, float]:
+    """Stand-alone time of the copy engine moving the inputs in pieces with a flag after each, per piece size."""
+    if "send_path" not in pts or "ce_chunk" not in pts:
+        return {}
+    alone = pts[(pts["schedule"] == "comm_only") & (pts["send_path"] == "copy_engine_chunks")]
+    if "ce_issue" in alone:
+        alone = alone[alone["ce_issue"] == "stream"]
+    return {k: float(v) for k, v in alone.groupby("ce_chunk")["time_s"].median().items()}
+
+
 def _with_launch(system: System, launch: float) -> System:
+    """``system`` with this program's launch cost, and no copy-engine restart cost on top of the measured send
+    times (which include it)."""
+    src = "measured: overlap compute_only fit"
+    ce = system.device.transfer.copy_engine.model_copy(update={"fixed_cost": Duration(value=0.0, source=src)})
+    transfer = system.device.transfer.model_copy(update={"copy_engine": ce})
     device = system.device.model_copy(
-        update={"kernel_launch": Duration(value=launch, source="measured: overlap compute_only fit")}
+        update={"kernel_launch": Duration(value=launch, source=src), "transfer": transfer}
     )
     return dataclasses.replace(system, device=device)
 
@@ -106,7 +122,8 @@ def _job_points(system: System, job: str, r: dict[str, Any], pts: pd.DataFrame) 
     if "ce_issue" in pts:  # the copy-engine-pieces variants: keep the one a kernel would use (on-stream pieces)
         pts = pts[pts["ce_issue"].isna() | (pts["ce_issue"] == "stream")]
     out = []
-    for p in (_Point(**{k: rec[k] for k in _Point._fields}) for rec in pts.to_dict("records")):
+    pieces = _ce_pieces(pts)
+    for p in (_Point._make(rec.get(k) for k in _Point._fields) for rec in pts.to_dict("records")):
         if p.schedule not in _SCHEDULE:
             continue
         schedule, mech = _SCHEDULE[p.schedule]
@@ -120,7 +137,13 @@ def _job_points(system: System, job: str, r: dict[str, Any], pts: pd.DataFrame) 
             int(system.device.sms),
         )
         comm = Comm("send_recv", egress, "none", before_compute=gather)
-        stage = Stage("overlap", compute, comm, tiles, block, intra_reuse=reuse, send_time=send)
+        hook = send
+        if p.schedule == "inter_ce" and p.ce_chunk in pieces:  # the same pieces measured alone, flags included
+
+            def hook(mech: str, sms: int, nbytes: float, alone: float = pieces[p.ce_chunk]) -> float:
+                return alone if mech == "copy_engine" else send(mech, sms, nbytes)
+
+        stage = Stage("overlap", compute, comm, tiles, block, intra_reuse=reuse, send_time=hook)
         sms = int(p.comm_sms) if p.comm_sms == p.comm_sms else 0  # NaN where not applicable
         pred = schedule_time(sys_, (0, 1), stage, schedule, mech, sms)  # type: ignore[arg-type]
         out.append(
