@@ -21,7 +21,7 @@ from rooflib.calibrate.transfer import fit_transfers
 from rooflib.errors import RooflibError
 from rooflib.specs.resolve import load_system
 
-__all__ = ["calibrate", "provenance"]
+__all__ = ["calibrate", "nvls_enabled", "provenance"]
 
 
 def _first(meta: list[dict[str, Any]], key: str) -> Any:
@@ -58,7 +58,8 @@ def provenance(meta: list[dict[str, Any]], command: str) -> dict[str, Any]:
     }
 
 
-def _nvls_enabled(meta: list[dict[str, Any]]) -> bool:
+def nvls_enabled(meta: list[dict[str, Any]]) -> bool:
+    """Whether the measured machine allowed NVLink multicast (its NCCL_NVLS_ENABLE, off when unrecorded)."""
     for rec in meta:
         env = rec.get("env")
         if isinstance(env, dict) and "NCCL_NVLS_ENABLE" in env:
@@ -85,10 +86,10 @@ def calibrate(
     fit = Fit()
     fit.merge(fit_device(frame, sys_, source))
     fit.merge(fit_transfers(frame, sys_, source))
-    fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=_nvls_enabled(meta)))
+    fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=nvls_enabled(meta)))
     if not fit.overrides:
         raise RooflibError(f"{results}: nothing to calibrate (no p2p, latency, ceilings, gemm or nccl rows)")
-    if not _nvls_enabled(meta) and sys_.switch.multicast:  # the machine forbids multicast: so must predictions
+    if not nvls_enabled(meta) and sys_.switch.multicast:  # the machine forbids multicast: so must predictions
         why = f"{source}: NVLink multicast off on the measured machine (NCCL_NVLS_ENABLE=0)"
         fit.overrides[f"interconnect.{sys_.switch.name}.multicast"] = False
         fit.overrides[f"interconnect.{sys_.switch.name}.in_network_reduction"] = False

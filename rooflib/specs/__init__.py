@@ -4,7 +4,7 @@ from rooflib.specs.catalog import Catalog, default_catalog
 from rooflib.specs.devices import DTYPES, DeviceSpec, DType, MechanismSpec
 from rooflib.specs.figures import Figure, SizeCurve
 from rooflib.specs.interconnects import InfiniBandSpec, NVLinkSpec, NVSwitchSpec, PCIeSpec
-from rooflib.specs.resolve import System, load_system
+from rooflib.specs.resolve import System, load_system, without_multicast
 from rooflib.specs.systems import LibrarySpec, LinkClass, ProfileSpec, SystemSpec
 
 __all__ = [
@@ -26,4 +26,5 @@ __all__ = [
     "SystemSpec",
     "default_catalog",
     "load_system",
+    "without_multicast",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.interconnects import InfiniBandSpec, NVLinkSpec, NVSwitchSpec, PCIeSpec
 from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 
-__all__ = ["System", "load_system"]
+__all__ = ["System", "load_system", "without_multicast"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,3 +194,12 @@ def load_system(
         nodes=count,
         profile=prof,
     )
+
+
+def without_multicast(system: System) -> System:
+    """``system`` as run where NVLink multicast is forbidden (NCCL_NVLS_ENABLE=0): no switch multicast or
+    in-network reduction, and no NVLS among the library's own algorithms. A fact of the environment, not a fit."""
+    switch = system.switch.model_copy(update={"multicast": False, "in_network_reduction": False})
+    native = {op: tuple(a for a in algs if a != "nvls") for op, algs in system.library.native_algorithms.items()}
+    library = system.library.model_copy(update={"native_algorithms": native})
+    return dataclasses.replace(system, switch=switch, library=library)

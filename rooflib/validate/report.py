@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from rooflib.bench.nccl_text import nccl_model_time, parse_tuning
-from rooflib.calibrate.data import load_results
-from rooflib.specs.resolve import load_system
+from rooflib.calibrate.data import load_meta, load_results
+from rooflib.calibrate.profile import nvls_enabled as _nvls_enabled
+from rooflib.specs.resolve import load_system, without_multicast
 from rooflib.validate.predict import predict_frame
 
 __all__ = ["Validation", "error_table", "validate"]
@@ -113,7 +114,10 @@ def validate(
     frame = frame[frame["verified"]].copy()
     gpus = int(np.nanmax(frame["gpus"].astype(float)))
     models: list[str] = ["datasheet"]
-    frame["pred_datasheet"] = predict_frame(load_system(system, gpus=gpus), frame)
+    datasheet = load_system(system, gpus=gpus)
+    if not _nvls_enabled(load_meta(root)):  # the machine forbade multicast: so must the datasheet model
+        datasheet = without_multicast(datasheet)
+    frame["pred_datasheet"] = predict_frame(datasheet, frame)
     if profile is not None:
         frame["pred_calibrated"] = predict_frame(load_system(system, gpus=gpus, profile=profile), frame)
         models.append("calibrated")

@@ -45,3 +45,13 @@ def test_profile_with_a_bad_unit_names_profile_and_field(tmp_path: Path) -> None
         rooflib.load_system("hgx-h100", profile=path)
     text = str(err.value)
     assert "bad.yaml" in text and "hbm_bandwidth.value" in text and "TB/z" in text
+
+
+def test_without_multicast_removes_nvls() -> None:
+    h100 = rooflib.load_system("hgx-h100")
+    banned = rooflib.specs.without_multicast(h100)
+    assert not banned.switch.multicast and not banned.switch.in_network_reduction
+    assert "nvls" not in banned.library.native_algorithms["all_reduce"]
+    r = rooflib.predict_collective("all_reduce", banned, nbytes=1 << 30)
+    assert "nvls" in r.not_applicable and r.algorithm != ["nvls"]
+    assert h100.switch.multicast  # the original is untouched
