@@ -73,18 +73,6 @@ __global__ void count_pattern_mismatch(const int4* p, size_t n, uint32_t s, unsi
   }
   if (local) atomicAdd(bad, local);
 }
-__global__ void hbm_copy(int4* __restrict__ dst, const int4* __restrict__ src, size_t n) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
-    int4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = src[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) dst[i + u * stride] = v[u];
-  }
-  for (; i < n; i += stride) dst[i] = src[i];
-}
 // Reads a small buffer `passes` times; each thread keeps its slice, so after the first pass it hits L2.
 __global__ void l2_read(const int4* __restrict__ p, size_t n, int passes, int4* sink) {
   const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -373,10 +361,10 @@ int main(int argc, char** argv) {
       } else {
         RL_CHECK(cudaMalloc(&y, bytes));
         moved = 2.0 * static_cast<double>(bytes);
-        t = timer.run([&] { hbm_copy<<<grid, threads>>>(reinterpret_cast<int4*>(y), reinterpret_cast<int4*>(x), n); },
+        t = timer.run([&] { copy16<<<grid, threads>>>(reinterpret_cast<int4*>(y), reinterpret_cast<int4*>(x), n); },
                       warmup, iters);
         poison_on(dev, y, bytes, nullptr);
-        hbm_copy<<<grid, threads>>>(reinterpret_cast<int4*>(y), reinterpret_cast<int4*>(x), n);
+        copy16<<<grid, threads>>>(reinterpret_cast<int4*>(y), reinterpret_cast<int4*>(x), n);
         RL_CHECK_LAUNCH();
         bad.reset(nullptr);
         count_word_mismatch<<<1024, 256>>>(reinterpret_cast<uint32_t*>(y), bytes / 4, seed, bad.d);

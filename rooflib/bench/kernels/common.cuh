@@ -376,5 +376,50 @@ __device__ __forceinline__ uint32_t smid() {
   asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
   return r;
 }
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+// Called in a spin loop: after every 1024 spins, trap (rather than hang) once `timeout_ns` has passed.
+__device__ __forceinline__ void trap_if_late(uint32_t spins, uint64_t& since, uint64_t timeout_ns) {
+  if ((spins & 1023u) != 1023u) return;
+  const uint64_t now = globaltimer_ns();
+  if (since == 0) since = now;
+  else if (now - since > timeout_ns) __trap();
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+// Wait for phase `parity` of a shared-memory mbarrier; trap after `timeout_ns` without progress.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, uint64_t timeout_ns) {
+  uint64_t since = 0;
+  for (uint32_t spins = 0;; ++spins) {
+    uint32_t done;
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    trap_if_late(spins, since, timeout_ns);
+  }
+}
+
+// Grid-stride 16-byte copy with kCopyUnroll independent loads in flight per thread (HBM copy, peer ld/st).
+constexpr int kCopyUnroll = 4;
+__global__ void copy16(int4* __restrict__ dst, const int4* __restrict__ src, size_t n) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  for (; i + (kCopyUnroll - 1) * stride < n; i += kCopyUnroll * stride) {
+    int4 v[kCopyUnroll];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) v[u] = src[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) dst[i + u * stride] = v[u];
+  }
+  for (; i < n; i += stride) dst[i] = src[i];
+}
 
 }  // namespace rl

@@ -193,34 +193,6 @@ __device__ __forceinline__ void write_tile(uint4* dst, uint32_t groups, uint32_t
 }
 
 // ------------------------------------------------------------------------------------------------ PTX helpers
-__device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void trap_if_late(uint32_t spins, uint64_t& since) {
-  if ((spins & 1023u) != 1023u) return;
-  const uint64_t now = globaltimer_ns();
-  if (since == 0) since = now;
-  else if (now - since > kTimeoutNs) __trap();
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint64_t since = 0;
-  for (uint32_t spins = 0;; ++spins) {
-    uint32_t done;
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    if (done) return;
-    trap_if_late(spins, since);
-  }
-}
 __device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* p) {
   uint32_t v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -231,7 +203,7 @@ __device__ __forceinline__ void st_release_gpu(uint32_t* p, uint32_t v) {
 }
 __device__ __forceinline__ void wait_flag(const uint32_t* p, uint32_t want) {
   uint64_t since = 0;
-  for (uint32_t spins = 0; ld_acquire_gpu(p) != want; ++spins) trap_if_late(spins, since);
+  for (uint32_t spins = 0; ld_acquire_gpu(p) != want; ++spins) trap_if_late(spins, since, kTimeoutNs);
 }
 // Bulk copy global -> shared, completing on an mbarrier (transaction bytes).
 __device__ __forceinline__ void bulk_load(uint32_t dst_smem, const void* src, uint32_t bytes, uint32_t bar) {
@@ -284,7 +256,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const uint32_t s = tile_compute(iters, seed, tile, warp, lane);
       const int slot = i % kSlots;
       const uint32_t use = static_cast<uint32_t>(i / kSlots);
-      mbar_wait(empty0 + 8 * slot, (use & 1u) ^ 1u);  // first use of a slot passes at once
+      mbar_wait(empty0 + 8 * slot, (use & 1u) ^ 1u, kTimeoutNs);  // first use of a slot passes at once
       write_tile(reinterpret_cast<uint4*>(smem + static_cast<size_t>(slot) * tile_bytes), tile_bytes / 16,
                  hash32(seed, tile), s, t);
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic writes -> async-proxy reads
@@ -294,7 +266,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     for (int i = 0; i < mine; ++i) {
       const uint32_t tile = blockIdx.x + static_cast<uint32_t>(i) * gridDim.x;
       const int slot = i % kSlots;
-      mbar_wait(full0 + 8 * slot, static_cast<uint32_t>(i / kSlots) & 1u);
+      mbar_wait(full0 + 8 * slot, static_cast<uint32_t>(i / kSlots) & 1u, kTimeoutNs);
       bulk_store(peer_recv + static_cast<size_t>(tile) * tile_bytes, slot0 + slot * tile_bytes, tile_bytes);
       if (i >= 1) {  // the store of tile i - 1 has read its slot: hand the slot back to the compute warps
         asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
@@ -332,7 +304,7 @@ __device__ __forceinline__ void comm_thread(const char* __restrict__ local, char
   for (int k = 0; k < pre; ++k) load(k);
   for (int k = 0; k < mine; ++k) {
     const int s = k % stages;
-    mbar_wait(bar0 + 8 * s, static_cast<uint32_t>(k / stages) & 1u);
+    mbar_wait(bar0 + 8 * s, static_cast<uint32_t>(k / stages) & 1u, kTimeoutNs);
     const size_t tile = static_cast<size_t>(first) + static_cast<size_t>(k) * step;
     bulk_store(peer_recv + tile * tile_bytes, slot0 + s * tile_bytes, tile_bytes);
     const int j = k + stages - 1;  // goes into the slot of tile k - 1, whose store is the older pending group
@@ -447,7 +419,7 @@ __device__ __forceinline__ void pull_thread(const char* __restrict__ peer_in, ch
   for (int k = 0; k < pre; ++k) load(k);
   for (int k = 0; k < mine; ++k) {
     const int s = k % stages;
-    mbar_wait(bar0 + 8 * s, static_cast<uint32_t>(k / stages) & 1u);
+    mbar_wait(bar0 + 8 * s, static_cast<uint32_t>(k / stages) & 1u, kTimeoutNs);
     bulk_store(copy + block_of(k) * tile_bytes, slot0 + s * tile_bytes, tile_bytes);
     if (k >= 1) {  // the store of block k - 1 (the older pending group) has completed: publish it, reuse its slot
       asm volatile("cp.async.bulk.wait_group 1;" ::: "memory");
@@ -498,7 +470,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     for (int i = 0; i < mine; ++i) {
       const uint32_t tile = static_cast<uint32_t>(cb + i * ncb);
       const int slot = i % kSlots;
-      mbar_wait(full0 + 8 * slot, static_cast<uint32_t>(i / kSlots) & 1u);
+      mbar_wait(full0 + 8 * slot, static_cast<uint32_t>(i / kSlots) & 1u, kTimeoutNs);
       const uint32_t part = block_part_smem(smem + static_cast<size_t>(slot) * tile_bytes, groups, t);
       const uint32_t s = tile_compute(iters, seed, tile, warp, lane);  // the operand's slot is held meanwhile
       mbar_arrive(empty0 + 8 * slot);
@@ -509,7 +481,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     for (int i = 0; i < mine; ++i) {
       const uint32_t block = static_cast<uint32_t>(cb + i * ncb) / static_cast<uint32_t>(reuse);
       const int slot = i % kSlots;
-      mbar_wait(empty0 + 8 * slot, (static_cast<uint32_t>(i / kSlots) & 1u) ^ 1u);  // first use passes at once
+      mbar_wait(empty0 + 8 * slot, (static_cast<uint32_t>(i / kSlots) & 1u) ^ 1u, kTimeoutNs);  // first use passes at once
       if (flags) {
         wait_flag(flags + block / static_cast<uint32_t>(rows_per_flag), want);
         asm volatile("fence.proxy.async.global;" ::: "memory");  // the flag's data is next read by the async proxy

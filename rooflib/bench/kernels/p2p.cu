@@ -54,19 +54,6 @@ static bool uses_sms(Mech m) { return m != Mech::CopyEngine; }
 // ------------------------------------------------------------------------------------------------ kernels
 constexpr int kUnroll = 4;
 
-// Grid-stride 16-byte copy with kUnroll independent loads in flight per thread.
-__global__ void ldst_copy(int4* __restrict__ dst, const int4* __restrict__ src, size_t n) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
-    int4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = src[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) dst[i + u * stride] = v[u];
-  }
-  for (; i < n; i += stride) dst[i] = src[i];
-}
 
 __device__ __forceinline__ void red16(void* p, int4 v, bool bf16) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -171,22 +158,7 @@ __global__ void __launch_bounds__(32, 1)
     const int s = static_cast<int>(k % stages);
     const uint32_t b = bar0 + 8 * s;
     const uint32_t parity = static_cast<uint32_t>((k / stages) & 1);
-    // Wait for piece k; trap (rather than hang) if nothing arrives for 2 s.
-    uint64_t since = 0;
-    for (uint32_t spins = 0;; ++spins) {
-      uint32_t done;
-      asm volatile(
-          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-          : "=r"(done)
-          : "r"(b), "r"(parity)
-          : "memory");
-      if (done) break;
-      if ((spins & 1023u) == 1023u) {
-        const uint64_t now = globaltimer_ns();
-        if (since == 0) since = now;
-        else if (now - since > 2000000000ULL) __trap();
-      }
-    }
+    mbar_wait(b, parity, 2000000000ULL);  // piece k; trap (rather than hang) if nothing arrives for 2 s
     size_t off;
     uint32_t len;
     piece(k, off, len);
@@ -269,7 +241,7 @@ static void issue(Lane& L, Mech m, size_t bytes, int sms, const Config& c) {
       return;
     case Mech::LdstPush:
     case Mech::LdstPull:
-      ldst_copy<<<sms, c.threads, 0, L.stream>>>(reinterpret_cast<int4*>(L.dst), reinterpret_cast<const int4*>(L.src),
+      copy16<<<sms, c.threads, 0, L.stream>>>(reinterpret_cast<int4*>(L.dst), reinterpret_cast<const int4*>(L.src),
                                                 n16);
       break;
     case Mech::Red:
