@@ -8,12 +8,14 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
   + w x sync_intra_sm`` with ``w = ceil(t / S)`` tiles per SM (pipeline fill/drain and one mbarrier handshake
   per tile); needs an SM-driven mechanism; when the bytes feed the compute, each SM fetches what its own tiles
   read, so ``M`` moves the stage's ``intra_reuse`` times the bytes;
-- inter-SM(s): ``s`` SMs communicate, the others compute: ``max(C(S - s), M(m, s)) + e + sync_inter_sm`` where
-  ``e`` is what the pipeline's ends expose, with one wave of compute ``C / w'`` and one SM's item ``M s / items``:
-  compute then send (GEMM+RS) exposes the first wave and the last tile's send; receive then compute (AG+GEMM)
-  exposes the first block's arrival, plus the last wave when receiving is the bottleneck; for step pipelines
-  (ring hops, buckets, layers) ``e = min(C, M) / steps``; ``s`` chosen to minimise it; the copy engine needs no
-  SMs (``s = 0``) and pays its fixed cost per wave.
+- inter-SM(s): ``s`` SMs communicate, the others compute. A tile pipeline is a two-stage flow shop with
+  ``W = S - s`` compute SMs working in waves (``w'`` waves, one wave ``C / w'``): compute then send (GEMM+RS)
+  takes ``max(C(W) + M(m, s) x last / t, C / w' + M)`` (nothing leaves before the first wave; the last wave's
+  ``last`` tiles leave after it); receive then compute (AG+GEMM), with ``b = t / reuse`` input blocks, takes
+  ``max(M x ceil(W / reuse) / b + C, M + C / w')`` (the first wave waits for the blocks it reads; the last
+  block's readers compute after it arrives); plus ``sync_inter_sm``. Step pipelines (ring hops, buckets,
+  layers) take ``max(C, M) + min(C, M) / steps``. ``s`` is chosen to minimise the time; the copy engine needs
+  no SMs (``s = 0``) and pays its fixed cost per wave.
 
 Every schedule pays one kernel launch. Reductions follow the mechanisms' capabilities: in-switch reduction
 only by multimem; into peer memory by TMA add or ``red``; a copy engine can only move partial sums, which the
@@ -141,16 +143,21 @@ def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
     m = ctx.comm(mech, s)
     if ctx.stage.steps:  # step pipelines (ring hops, buckets, layers): one step of the smaller part is exposed
         return max(c, m) + min(c, m) / ctx.stage.steps + sync + ctx.launch
-    # tile pipelines: the ends of the pipeline that cannot overlap (one wave of compute, one SM's tile or block)
+    # tile pipelines, a two-stage flow shop with W = S - s compute SMs working in waves of W tiles: each stage
+    # is busy throughout, but one end of the other is exposed (whichever bound is larger)
     assert ctx.stage.comm is not None
-    waves = max(1, math.ceil(ctx.stage.tiles / (ctx.sms - s)))
-    items = ctx.stage.tiles / ctx.stage.intra_reuse if ctx.stage.comm.before_compute else ctx.stage.tiles
-    c_item, m_item = c / waves, m * s / max(1.0, items)
-    if ctx.stage.comm.before_compute:  # the first block must arrive; a last compute wave trails only a slow receive
-        exposed = m_item + (c_item if m >= c else 0.0)
-    else:  # the first wave must be computed before any send, and the last tile's send trails the compute
-        exposed = c_item + m_item
-    return max(c, m) + exposed + sync + ctx.launch
+    w = ctx.sms - s
+    waves = max(1, math.ceil(ctx.stage.tiles / w))
+    c_wave = c / waves
+    if ctx.stage.comm.before_compute:  # receive then compute: the first wave needs its blocks; the last block's
+        items = max(1.0, ctx.stage.tiles / ctx.stage.intra_reuse)  # readers compute after it arrives
+        first = min(items, math.ceil(min(w, ctx.stage.tiles) / ctx.stage.intra_reuse))
+        t = max(m * first / items + c, m + c_wave)
+    else:  # compute then send: nothing leaves before the first wave; the last wave's tiles leave after it
+        items = max(1.0, float(ctx.stage.tiles))
+        last = ctx.stage.tiles - (waves - 1) * w
+        t = max(c + m * last / items, c_wave + m)
+    return t + sync + ctx.launch
 
 
 def _inter(ctx: _Ctx, mech: Mechanism) -> Choice:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from rooflib.validate.overlap import TIE_PCT
+
 if TYPE_CHECKING:
     from rooflib.validate.report import Validation
 
@@ -102,8 +104,12 @@ def _schedule_sections(v: Validation, out: Path, plots: bool) -> list[str]:
             + ", ".join(f"{k} {val:.1f} %" for k, val in per.items())
             + f". Over {len(choices)} (job, compute-per-byte) settings the predicted winner (intra- vs inter-SM) is"
             f" right in {choices['winner_ok'].mean() * 100:.0f} %, the best inter-SM S within one step in"
-            f" {choices['best_s_ok'].mean() * 100:.0f} %, both in {choices['choice_ok'].mean() * 100:.0f} %; the"
-            f" chosen schedule's predicted time is off by {choices['chosen_err_pct'].abs().median():.1f} % (median)."
+            f" {choices['best_s_ok'].mean() * 100:.0f} %, both in {choices['choice_ok'].mean() * 100:.0f} %"
+            f" ({choices['choice_ok_tie'].mean() * 100:.0f} % counting measured ties within {TIE_PCT:g} % as"
+            " either); following the prediction costs"
+            f" {choices['regret_pct'].median():.1f} % (median; max {choices['regret_pct'].max():.1f} %) over the"
+            " fastest measured choice; the chosen schedule's predicted time is off by"
+            f" {choices['chosen_err_pct'].abs().median():.1f} % (median)."
             " Details: `overlap.csv`, `overlap_choices.csv`.",
             "",
         ]

@@ -77,3 +77,44 @@ def test_bound_never_above_any_schedule(m: int, n: int, k: int, g: int) -> None:
 
 
 _H100 = rooflib.load_system("hgx-h100")
+
+
+def _flow_stage(before: bool, send_s: float, tile_s: float = 1e-6, tiles: int = 1000, reuse: float = 1.0) -> Stage:
+    """A stage whose compute runs ``tiles`` tiles in waves on the SMs it gets, each ``tile_s``, and whose send
+    takes ``send_s`` / SMs (a flat per-SM rate), so the pipeline ends can be computed by hand."""
+    from rooflib.compute.cost import ComputeCost
+
+    def compute(sms: int | None) -> ComputeCost:
+        k = 132 if sms is None else sms
+        t = -(-tiles // k) * tile_s
+        return ComputeCost(1.0, 0.0, t, 0.0, t, "tensor", "bf16", 1.0 / t, 1.0, k)
+
+    return Stage(
+        "flow",
+        compute,
+        Comm("send_recv", 1.0, "none", before_compute=before),
+        tiles,
+        1.0,
+        intra_reuse=reuse,
+        send_time=lambda mech, sms, nbytes: send_s / max(sms, 1),
+    )
+
+
+def test_inter_sm_ends_are_a_two_stage_flow_shop(h100: rooflib.System) -> None:
+    from rooflib.schedule import schedule_time
+
+    fixed = h100.device.sync_inter_sm.value + h100.device.kernel_launch.value
+    # compute then send, compute-bound: all compute, then the last wave's tiles leave (1000 tiles on 100 SMs:
+    # 10 waves of 100; the last wave's 100 of 1000 tiles take a tenth of the send)
+    t = schedule_time(h100, (0, 1), _flow_stage(False, 32 * 5e-6), "inter_sm", "tma", 32)
+    assert t == pytest.approx(10e-6 + 5e-6 * 100 / 1000 + fixed)
+    # comm-bound: the first wave must be computed before anything leaves, then the send runs to its end
+    t = schedule_time(h100, (0, 1), _flow_stage(False, 32 * 50e-6), "inter_sm", "tma", 32)
+    assert t == pytest.approx(1e-6 + 50e-6 + fixed)
+    # receive then compute, compute-bound, each block read by 10 tiles: the first wave of 100 tiles needs its 10
+    # blocks (of 100) before it can start, so more communication SMs shorten the fill while the waves stay
+    t = schedule_time(h100, (0, 1), _flow_stage(True, 32 * 5e-6, reuse=10.0), "inter_sm", "tma", 32)
+    assert t == pytest.approx(5e-6 * 10 / 100 + 10e-6 + fixed)
+    # comm-bound: the last block's readers compute one wave after it arrives
+    t = schedule_time(h100, (0, 1), _flow_stage(True, 32 * 50e-6, reuse=10.0), "inter_sm", "tma", 32)
+    assert t == pytest.approx(50e-6 + 1e-6 + fixed)
