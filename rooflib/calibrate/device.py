@@ -58,6 +58,26 @@ def _ceilings(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> Non
     l2 = _median(rows, "l2_read", "bytes_per_s")
     if l2 is not None:
         fit.set("device.l2_bandwidth", l2 / 1e12, source, "TB/s")
+    latency = operand_latency(rows)
+    if latency is not None:
+        fit.set("device.operand_latency", latency * 1e9, source, "ns")
+
+
+def operand_latency(rows: pd.DataFrame) -> float | None:
+    """Loaded operand latency (s) from ``tma_stream``: with all SMs streaming from L2 and one load in flight per
+    SM, Little's law gives latency = bytes in flight / per-SM rate; the median over the stage sizes whose rate
+    stays under 90 % of the best per-SM rate (so the load, not the bandwidth, sets it)."""
+    if "source" not in rows or "depth" not in rows:
+        return None
+    sel = rows[(rows["name"] == "tma_stream") & (rows["source"] == "l2")]
+    if sel.empty:
+        return None
+    sel = sel[sel["blocks"].astype(float) == sel["blocks"].astype(float).max()]
+    rate = sel["bytes_per_s_per_sm"].astype(float)
+    one = sel[(sel["depth"].astype(float) == 1) & (rate < 0.9 * rate.max())]
+    if one.empty:
+        return None
+    return float(np.median(one["in_flight_bytes"].astype(float) / one["bytes_per_s_per_sm"].astype(float)))
 
 
 def _gemm(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> None:

@@ -1,6 +1,20 @@
-"""Overlap schedules: sequential, intra-SM (warp-specialised) and inter-SM with s communication SMs."""
+"""Overlap schedules for a stage of compute and communication: sequential, intra-SM, inter-SM(s)."""
 
 from rooflib.schedule.model import SCHEDULES, Choice, StagePrediction, predict_stage, schedule_time
+from rooflib.schedule.pressure import Pipeline, Pressure, gemm_pipeline, intra_sm_pressure
 from rooflib.schedule.stage import Comm, Stage, direct_egress
 
-__all__ = ["SCHEDULES", "Choice", "Comm", "Stage", "StagePrediction", "direct_egress", "predict_stage", "schedule_time"]
+__all__ = [
+    "SCHEDULES",
+    "Choice",
+    "Comm",
+    "Pipeline",
+    "Pressure",
+    "Stage",
+    "StagePrediction",
+    "direct_egress",
+    "gemm_pipeline",
+    "intra_sm_pressure",
+    "predict_stage",
+    "schedule_time",
+]

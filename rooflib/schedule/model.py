@@ -7,7 +7,9 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
 - intra-SM:    every SM computes and sends its own tiles (warp-specialised): ``max(C(S), M(m, S)) + min(C, M) / w
   + w x sync_intra_sm`` with ``w = ceil(t / S)`` tiles per SM (pipeline fill/drain and one mbarrier handshake
   per tile); needs an SM-driven mechanism; when the bytes feed the compute, each SM fetches what its own tiles
-  read, so ``M`` moves the stage's ``intra_reuse`` times the bytes;
+  read, so ``M`` moves the stage's ``intra_reuse`` times the bytes; with a ``pipeline`` the shared-memory and
+  register pressure of the sends in flight slow ``C`` or cap ``M``, or rule the schedule out
+  (:mod:`rooflib.schedule.pressure`);
 - inter-SM(s): ``s`` SMs communicate, the others compute. A tile pipeline is a two-stage flow shop with
   ``W = S - s`` compute SMs working in waves (``w'`` waves, one wave ``C / w'``): compute then send (GEMM+RS)
   takes ``max(C(W) + M(m, s) x last / t, C / w' + M)`` (nothing leaves before the first wave; the last wave's
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rooflib.collectives import predict_collective, topology_of
+from rooflib.schedule.pressure import intra_sm_pressure
 from rooflib.schedule.stage import Comm, Stage, direct_egress
 from rooflib.specs.resolve import System
 from rooflib.transfer import CAPABILITIES, Mechanism, available_mechanisms, mechanism_rate, transfer_time
@@ -78,7 +81,9 @@ class _Ctx:
         self.sms = int(system.device.sms)
         self.n = len(members)
         self.dst = members[-1] if self.n > 1 else members[0]
-        self.link = topology_of(system).bottleneck(members[0], self.dst) if self.n > 1 else float("inf")
+        topo = topology_of(system) if self.n > 1 else None
+        self.link = topo.bottleneck(members[0], self.dst) if topo is not None else float("inf")
+        self.latency = topo.latency(members[0], self.dst) if topo is not None else 0.0
         comm = stage.comm
         self.egress = (
             0.0 if comm is None else direct_egress(comm.op, comm.nbytes, self.n, switch=comm.reduction == "switch")
@@ -121,8 +126,21 @@ def _sequential(ctx: _Ctx, mech: Mechanism) -> Choice:
     return Choice("sequential", 0 if not CAPABILITIES[mech].uses_sms else ctx.sms, mech, t)
 
 
-def _intra(ctx: _Ctx, mech: Mechanism) -> Choice:
+def _intra(ctx: _Ctx, mech: Mechanism) -> Choice | None:
+    """Intra-SM time; None when the send buffers leave the compute no pipeline (``rooflib.schedule.pressure``)."""
     c, m = ctx.compute(ctx.sms), ctx.comm(mech, ctx.sms, ctx.stage.intra_reuse)
+    pipe = ctx.stage.pipeline
+    if pipe is not None and ctx.stage.compute is not None and ctx.egress > 0:
+        send = ctx.egress * ctx.stage.intra_reuse
+        flops = ctx.stage.compute(ctx.sms).flops
+        p = intra_sm_pressure(
+            ctx.system, pipe, mech, send_bytes=send, compute_s=c, comm_s=m, flops=flops, link_latency=ctx.latency
+        )
+        if not math.isfinite(p.compute_factor):
+            return None
+        c *= p.compute_factor
+        if math.isfinite(p.send_rate_cap) and p.send_rate_cap > 0:
+            m = max(m, send / (p.send_rate_cap * ctx.sms))
     per_sm = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
     t = max(c, m) + min(c, m) / per_sm + per_sm * ctx.system.device.sync_intra_sm.value + ctx.launch
     return Choice("intra_sm", ctx.sms, mech, t)
@@ -179,7 +197,8 @@ def schedule_time(
     if schedule == "sequential":
         return _sequential(ctx, mechanism).time_s
     if schedule == "intra_sm":
-        return _intra(ctx, mechanism).time_s
+        choice = _intra(ctx, mechanism)
+        return math.inf if choice is None else choice.time_s
     if schedule == "inter_sm":
         return _inter_at(ctx, mechanism, comm_sms)
     raise ValueError(f"unknown schedule {schedule!r}; schedules: {', '.join(SCHEDULES)}")
@@ -231,8 +250,9 @@ def predict_stage(system: System, members: tuple[int, ...], stage: Stage) -> Sta
     else:
         for mech in _mechanisms(system, stage.comm):
             choices.append(_sequential(ctx, mech))
-            if CAPABILITIES[mech].uses_sms:
-                choices.append(_intra(ctx, mech))
+            intra = _intra(ctx, mech) if CAPABILITIES[mech].uses_sms else None
+            if intra is not None:
+                choices.append(intra)
             choices.append(_inter(ctx, mech))
     bound = max(compute_s, memory_s, comm_s)
     return StagePrediction(stage.name, bound, _baseline(ctx), compute_s, memory_s, comm_s, tuple(choices))

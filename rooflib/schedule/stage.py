@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rooflib.compute.cost import ComputeCost
 from rooflib.conventions import Op
+from rooflib.schedule.pressure import Pipeline
 from rooflib.transfer import Reduction
 
 __all__ = ["Comm", "Stage", "direct_egress"]
@@ -57,6 +58,8 @@ class Stage:
     ``library_launches`` counts the kernels an unfused implementation launches for the compute part.
     ``send_time``, when given, replaces the transfer model for this stage's bytes: ``send_time(mechanism, sms,
     nbytes)`` in seconds (a kernel's own measured send path, for instance).
+    ``pipeline``: the compute kernel's shared-memory mainloop and registers, for the intra-SM pressure checks
+    (:mod:`rooflib.schedule.pressure`); None when the compute keeps no operand pipeline.
     """
 
     name: str
@@ -68,3 +71,4 @@ class Stage:
     intra_reuse: float = 1.0
     library_launches: int = 1
     send_time: Callable[[str, int, float], float] | None = None
+    pipeline: Pipeline | None = None

@@ -104,6 +104,10 @@ class GemmTile(SpecModel):
     m: int = Field(gt=0)
     n: int = Field(gt=0)
     k: int = Field(gt=0)
+    stages: int = Field(4, ge=1, description="shared-memory pipeline stages of the mainloop, (m + n) x k each")
+    compute_registers: int = Field(
+        0, ge=0, description="32-bit registers the kernel's own warps hold per SM (0: unknown, not checked)"
+    )
     source: str = Field(min_length=1)
 
 
@@ -136,6 +140,9 @@ class DeviceSpec(SpecModel):
     sync_intra_sm: Duration = Field(description="mbarrier synchronisation inside one SM")
     sync_inter_sm: Duration = Field(description="synchronisation between SMs through global memory")
     kernel_launch: Duration = Field(description="host launch to kernel start, stream-ordered")
+    operand_latency: Duration | None = Field(
+        None, description="loaded latency of a bulk operand load from L2 into shared memory, all SMs streaming"
+    )
 
     def tensor_peak(self, dtype: DType) -> float | None:
         """Dense tensor-core FLOP/s for ``dtype`` or None when absent (fp32 maps to tf32 only if asked)."""

@@ -34,6 +34,7 @@ from rooflib.compute import attention, bytes_per_element, gemm
 from rooflib.compute.cost import ComputeCost
 from rooflib.conventions import check_op
 from rooflib.errors import GroupError
+from rooflib.schedule.pressure import gemm_pipeline
 from rooflib.schedule.stage import Comm, Stage
 from rooflib.specs.resolve import System
 
@@ -64,7 +65,8 @@ def gemm_rs(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     tiles, elems = _tiles(system, m, n)
     eb = bytes_per_element(dt)
     comm = Comm("reduce_scatter", m * n * eb, "peer")
-    return [Stage("gemm_rs", partial(_gemm, system, m, n, kk, dt), comm, tiles, elems * eb)]
+    stage = Stage("gemm_rs", partial(_gemm, system, m, n, kk, dt), comm, tiles, elems * eb)
+    return [replace(stage, pipeline=gemm_pipeline(system, eb))]
 
 
 def ag_gemm(p: dict[str, Any], system: System, g: int) -> list[Stage]:
@@ -76,7 +78,7 @@ def ag_gemm(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     comm = Comm("all_gather", m * k * eb, "none", before_compute=True)
     reuse = math.ceil(nn / system.device.gemm_tile.n)  # every column tile of a row block reads the gathered rows
     stage = Stage("ag_gemm", partial(_gemm, system, m, nn, k, dt), comm, tiles, m * k * eb / max(1, tiles))
-    return [replace(stage, intra_reuse=float(reuse))]
+    return [replace(stage, intra_reuse=float(reuse), pipeline=gemm_pipeline(system, eb))]
 
 
 def gemm_ar(p: dict[str, Any], system: System, g: int) -> list[Stage]:
@@ -86,7 +88,8 @@ def gemm_ar(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     eb = bytes_per_element(dt)
     reduction = "switch" if system.switch.in_network_reduction and system.switch.multicast else "peer"
     comm = Comm("all_reduce", m * n * eb, reduction)  # type: ignore[arg-type]
-    return [Stage("gemm_ar", partial(_gemm, system, m, n, kk, dt), comm, tiles, elems * eb)]
+    stage = Stage("gemm_ar", partial(_gemm, system, m, n, kk, dt), comm, tiles, elems * eb)
+    return [replace(stage, pipeline=gemm_pipeline(system, eb))]
 
 
 def gemm_ag(p: dict[str, Any], system: System, g: int) -> list[Stage]:
@@ -95,7 +98,8 @@ def gemm_ag(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     tiles, elems = _tiles(system, mm, n)
     eb = bytes_per_element(dt)
     comm = Comm("all_gather", m * n * eb, "none")
-    return [Stage("gemm_ag", partial(_gemm, system, mm, n, k, dt), comm, tiles, elems * eb)]
+    stage = Stage("gemm_ag", partial(_gemm, system, mm, n, k, dt), comm, tiles, elems * eb)
+    return [replace(stage, pipeline=gemm_pipeline(system, eb))]
 
 
 def _attn(

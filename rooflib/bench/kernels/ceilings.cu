@@ -11,6 +11,12 @@
 //   wgmma_bf16, wgmma_fp8          wgmma.mma_async m64n256k16 bf16 / m64n256k32 e4m3 (sm_90a), A and B tiles in
 //                                  shared memory (no swizzle), f32 accumulators in registers, --warpgroups
 //                                  per block, one block per SM
+//   tma_stream                     a GEMM mainloop's operand supply without the math: one block per SM (and one
+//                                  block alone), one thread keeping --depths bulk loads (cp.async.bulk global ->
+//                                  shared, mbarrier completion) of --stage-bytes in flight, from HBM (--bytes,
+//                                  streamed once) and from L2 (the l2_read working set, --passes times). Gives
+//                                  the per-SM operand rate against the bytes in flight (Little's law: the
+//                                  loaded latency) that the schedule model's shared-memory pressure uses
 // Every test checks its result: copy and write compare the destination; the matrix loops first run on
 // all-ones tiles and check every accumulator equals iters * K, then are timed on random data.
 #include <cuda_bf16.h>
@@ -23,8 +29,10 @@ using namespace rl;
 static const char* kHelp =
     "ceilings: HBM, L2 and tensor-core ceilings of one GPU (JSON Lines on stdout)\n"
     "\n"
-    "  --tests LIST        hbm_read,hbm_write,hbm_copy,l2_read,mma_sync_bf16,mma_sync_fp8,wgmma_bf16,wgmma_fp8\n"
-    "                      (default: all)\n"
+    "  --tests LIST        hbm_read,hbm_write,hbm_copy,l2_read,mma_sync_bf16,mma_sync_fp8,wgmma_bf16,wgmma_fp8,\n"
+    "                      tma_stream (default: all)\n"
+    "  --depths LIST       tma_stream loads in flight per SM (default 1,2,3,4,6,8)\n"
+    "  --stage-bytes LIST  tma_stream bytes per load (default 16K,32K,64K; depth x stage <= 200 KiB)\n"
     "  --device N          GPU (default 0)\n"
     "  --bytes SIZE        HBM buffer size (default 2G)\n"
     "  --l2-fraction F     L2 working set as a fraction of the L2 size (default 0.25)\n"
@@ -244,6 +252,54 @@ __global__ void __launch_bounds__(384, 1) wgmma_loop(int iters, int ones, uint64
 #endif
 }
 
+
+// ------------------------------------------------------------------------------------------------ tma_stream
+constexpr int kMaxDepth = 8;
+constexpr uint64_t kStreamTimeoutNs = 2000000000ULL;
+
+// Block b loads chunks b, b + grid, ... (`per_block` of them; chunk c lives at (c mod span) x stage) with
+// `depth` bulk loads in flight from one thread. CHECK: the warp compares every word of each landed chunk with
+// the fill (hash32(seed, word index)) before its slot is reloaded.
+template <int CHECK>
+__global__ void __launch_bounds__(32, 1) tma_stream(const char* __restrict__ src, long long span, long long per_block,
+                                                    uint32_t stage, int depth, uint64_t seed,
+                                                    unsigned long long* bad) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) uint64_t bars[kMaxDepth];
+  if (!CHECK && threadIdx.x != 0) return;
+  const uint32_t slot0 = smem_addr(smem), bar0 = smem_addr(bars);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < depth; ++s) mbar_init(bar0 + 8 * s, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (CHECK) __syncwarp();
+  auto chunk = [&](long long k) { return (blockIdx.x + k * gridDim.x) % span; };
+  auto load = [&](long long k) {
+    const int s = static_cast<int>(k % depth);
+    bulk_load(slot0 + s * stage, src + chunk(k) * stage, stage, bar0 + 8 * s);
+  };
+  if (threadIdx.x == 0)
+    for (long long k = 0; k < min(static_cast<long long>(depth), per_block); ++k) load(k);
+  unsigned long long local = 0;
+  for (long long k = 0; k < per_block; ++k) {
+    const int s = static_cast<int>(k % depth);
+    mbar_wait(bar0 + 8 * s, static_cast<uint32_t>((k / depth) & 1), kStreamTimeoutNs);
+    if (CHECK) {
+      const uint32_t* w = reinterpret_cast<const uint32_t*>(smem + static_cast<size_t>(s) * stage);
+      const size_t base = static_cast<size_t>(chunk(k)) * (stage / 4);
+      for (uint32_t i = threadIdx.x; i < stage / 4; i += 32) local += (w[i] != hash32(seed, base + i));
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic reads before the async refill
+      __syncwarp();
+    }
+    if (threadIdx.x == 0 && k + depth < per_block) load(k + depth);
+  }
+  if (local) atomicAdd(bad, local);
+#else
+  __trap();
+#endif
+}
+
 // ------------------------------------------------------------------------------------------------ host
 struct Timer {
   cudaEvent_t a, b;
@@ -297,8 +353,10 @@ int main(int argc, char** argv) {
     fputs(kHelp, stdout);
     return 0;
   }
-  const auto tests =
-      a.list("--tests", "hbm_read,hbm_write,hbm_copy,l2_read,mma_sync_bf16,mma_sync_fp8,wgmma_bf16,wgmma_fp8");
+  const auto tests = a.list(
+      "--tests", "hbm_read,hbm_write,hbm_copy,l2_read,mma_sync_bf16,mma_sync_fp8,wgmma_bf16,wgmma_fp8,tma_stream");
+  const auto depths = a.list("--depths", "1,2,3,4,6,8");
+  const auto stage_list = a.list("--stage-bytes", "16K,32K,64K");
   const int dev = static_cast<int>(a.integer("--device", 0));
   const size_t bytes = static_cast<size_t>(a.integer("--bytes", 2LL << 30)) / 64 * 64;
   const double l2_fraction = atof(a.str("--l2-fraction", "0.25").c_str());
@@ -312,7 +370,7 @@ int main(int argc, char** argv) {
   const int iters = static_cast<int>(a.integer("--iters", 20));
   for (const auto& t : tests)
     if (t != "hbm_read" && t != "hbm_write" && t != "hbm_copy" && t != "l2_read" && t != "mma_sync_bf16" &&
-        t != "mma_sync_fp8" && t != "wgmma_bf16" && t != "wgmma_fp8")
+        t != "mma_sync_fp8" && t != "wgmma_bf16" && t != "wgmma_fp8" && t != "tma_stream")
       fail(g_program, "unknown test '" + t + "'", 2);
   if (warpgroups < 1 || warpgroups > 3) fail(g_program, "--warpgroups must be 1..3", 2);
   if (iters < 1 || warmup < 0 || passes < 1 || bpm < 1 || threads < 32 || bytes < 64)
@@ -389,6 +447,62 @@ int main(int argc, char** argv) {
       j.integer("blocks", grid).integer("threads_per_block", threads);
       j.str("note", "bytes_moved = passes x working set; the first pass of each launch may come from HBM");
       print_bw(j, test, static_cast<double>(ws) * passes, stats(t).median, true, 0);
+      RL_CHECK(cudaFree(x));
+    } else if (test == "tma_stream") {
+      if (cc < 90) {
+        Json j;
+        j.str("record", "skipped").str("program", g_program).str("test", test).str("reason", "cp.async.bulk needs sm_90");
+        j.print();
+        continue;
+      }
+      const size_t l2_ws = static_cast<size_t>(p.l2CacheSize * l2_fraction);
+      char* x = nullptr;
+      RL_CHECK(cudaMalloc(&x, bytes));
+      fill_words_on(dev, x, bytes, seed, nullptr);
+      for (const char* source : {"hbm", "l2"}) {
+        for (int grid_blocks : {sms, 1}) {
+          for (const auto& st : stage_list) {
+            const uint32_t stage = static_cast<uint32_t>(Args::parse_size(st));
+            if (stage < 1024 || stage % 16 != 0) fail(g_program, "--stage-bytes must be multiples of 16, >= 1K", 2);
+            for (const auto& ds : depths) {
+              const int depth = atoi(ds.c_str());
+              if (depth < 1 || depth > kMaxDepth) fail(g_program, "--depths must be 1..8", 2);
+              const size_t smem = static_cast<size_t>(depth) * stage;
+              if (smem > 200 * 1024) continue;
+              const bool l2 = std::string(source) == "l2";
+              const long long span = static_cast<long long>((l2 ? l2_ws : bytes) / stage);
+              // HBM: each chunk once per launch (one block alone: 1/64 of the buffer); L2: the working set
+              // `passes` times (one block alone: 4 passes of 64 chunks)
+              const long long per_block = grid_blocks == 1 ? (l2 ? 256 : span / 64)
+                                                           : (l2 ? span * passes : span) / grid_blocks;
+              const long long span_used = grid_blocks == 1 && l2 ? 64 : span;
+              RL_CHECK(cudaFuncSetAttribute(tma_stream<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+              RL_CHECK(cudaFuncSetAttribute(tma_stream<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+              bad.reset(nullptr);
+              tma_stream<1><<<grid_blocks, 32, smem>>>(x, span_used, per_block, stage, depth, seed, bad.d);
+              RL_CHECK_LAUNCH();
+              const unsigned long long nbad = bad.read(nullptr);
+              const std::vector<double> t = timer.run(
+                  [&] { tma_stream<0><<<grid_blocks, 32, smem>>>(x, span_used, per_block, stage, depth, seed, bad.d); },
+                  warmup, iters);
+              const double moved = static_cast<double>(grid_blocks) * per_block * stage;
+              const double med = stats(t).median;
+              Json j = point(test, dev, t);
+              j.str("source", source).integer("blocks", grid_blocks).integer("stage_bytes", stage);
+              j.integer("depth", depth).integer("in_flight_bytes", static_cast<long long>(depth) * stage);
+              j.integer("span_bytes", span_used * static_cast<long long>(stage));
+              j.num("bytes_per_s_per_sm", moved / med / grid_blocks);
+              j.str("note", "one thread per SM keeps depth bulk loads in flight; verified in a separate checked run");
+              j.num("bytes_moved", moved).num("bytes_per_s", moved / med).boolean("verified", nbad == 0);
+              j.integer("mismatches", static_cast<long long>(nbad));
+              j.print();
+              fprintf(stderr, "ceilings tma_stream %-3s blocks=%3d stage=%6u depth=%d %8.1f GB/s (%6.1f GB/s per SM)%s\n",
+                      source, grid_blocks, stage, depth, moved / med / 1e9, moved / med / grid_blocks / 1e9,
+                      nbad == 0 ? "" : "  NOT VERIFIED");
+            }
+          }
+        }
+      }
       RL_CHECK(cudaFree(x));
     } else if (test.rfind("mma_sync_", 0) == 0) {
       const bool fp8 = test == "mma_sync_fp8";

@@ -407,6 +407,15 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, uint64_
   }
 }
 
+// Bulk copy global -> shared, completing on an mbarrier (transaction bytes).
+__device__ __forceinline__ void bulk_load(uint32_t dst_smem, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   dst_smem),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // Grid-stride 16-byte copy with kCopyUnroll independent loads in flight per thread (HBM copy, peer ld/st).
 constexpr int kCopyUnroll = 4;
 __global__ void copy16(int4* __restrict__ dst, const int4* __restrict__ src, size_t n) {

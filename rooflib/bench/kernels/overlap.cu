@@ -205,14 +205,6 @@ __device__ __forceinline__ void wait_flag(const uint32_t* p, uint32_t want) {
   uint64_t since = 0;
   for (uint32_t spins = 0; ld_acquire_gpu(p) != want; ++spins) trap_if_late(spins, since, kTimeoutNs);
 }
-// Bulk copy global -> shared, completing on an mbarrier (transaction bytes).
-__device__ __forceinline__ void bulk_load(uint32_t dst_smem, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   dst_smem),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-}
 // Bulk copy shared -> global (here: the peer GPU's memory), in a bulk group.
 __device__ __forceinline__ void bulk_store(void* dst, uint32_t src_smem, uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src_smem), "r"(bytes)
