@@ -96,6 +96,8 @@ def test_missing_nvcc(tmp_path: Path) -> None:
         (["--schedule", "intra_sm,nope"], "unknown schedule 'nope'"),
         (["--tile-bytes", "1000"], "multiple of 4K"),
         (["--stages", "1"], "--stages"),
+        (["--slots", "1"], "--slots must be 2..8"),
+        (["--slots", "9"], "--slots must be 2..8"),
         (["--iters", "0"], "--iters"),
         (["--gpus", "0,0"], "two different"),
         (["--direction", "sideways"], "--direction must be scatter or gather"),

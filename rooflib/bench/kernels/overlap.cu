@@ -15,7 +15,8 @@
 //                 (cudaMemcpyPeerAsync, send_path copy_engine) or by TMA bulk copies from comm_sms SMs
 //                 (send_path tma: global -> shared -> peer, --stages deep); one point per path and SM count
 //   sequential    compute kernel on all SMs into local memory, then cudaMemcpyPeerAsync of the whole buffer
-//   intra_sm      one persistent block per SM: 8 compute warps produce a tile into one of 2 shared-memory slots;
+//   intra_sm      one persistent block per SM: 8 compute warps produce a tile into one of --slots shared-memory slots
+//                 (default: as many as the inter_sm comm blocks' stages, 4, or 3 for 64 KiB tiles);
 //                 one producer warp (an elected thread) bulk-copies it to the peer (cp.async.bulk.global.
 //                 shared::cta) while the compute warps go on with the next tile; mbarrier handshake (full/empty)
 //   inter_sm      --comm-sms S blocks only communicate, the other SMs only compute: compute blocks store
@@ -91,6 +92,9 @@ static const char* kHelp =
     "  --comm-sms LIST      inter_sm communication SMs S, and comm_only TMA SM counts (default 1,2,4,8,16,32)\n"
     "  --stages N           TMA pipeline depth of the comm blocks (inter_sm, comm_only), 2..8 (default 4,\n"
     "                       lowered to what fits in shared memory)\n"
+    "  --slots N            scatter intra_sm: shared-memory tile slots between the compute warps and the\n"
+    "                       producer, 2..8 (default: the --stages the comm blocks get, so both schedules\n"
+    "                       buffer as deep)\n"
     "  --sms N              blocks = SMs used, one per SM (default: every SM)\n"
     "  --gpus A,B           the two devices (default 0,1)\n"
     "  --warmup N (default 3)   --iters-timing N timed runs per point (default 20)   --seed N (default: clock)\n"
@@ -109,7 +113,8 @@ constexpr int kComputeThreads = kComputeWarps * 32;  // 256
 constexpr int kBlockThreads = kComputeThreads + 32;  // + one producer / communication warp
 constexpr int kAcc = 16;                             // m16n8 accumulators per warp: 8 x 16 x (16 x 8) = 128 x 128
 constexpr long long kFlopsPerTrip = 1LL * kComputeWarps * kAcc * 2 * 16 * 8 * 16;  // 524288
-constexpr int kSlots = 2;                                                          // intra_sm double buffer
+constexpr int kSlots = 2;      // gather's double buffer
+constexpr int kMaxSlots = 8;  // scatter intra_sm --slots (default: as deep as the inter_sm comm blocks' --stages)
 constexpr int kMaxStages = 8;
 constexpr uint32_t kWordMul = 0x9E3779B1u;
 constexpr uint32_t kOneBf16x2 = 0x3F803F80u;
@@ -224,16 +229,17 @@ __global__ void __launch_bounds__(kComputeThreads, 1)
   }
 }
 
-// intra_sm: warp-specialised persistent block (8 compute warps + 1 producer warp), 2 shared-memory tile slots.
+// intra_sm: warp-specialised persistent block (8 compute warps + 1 producer warp), `slots` shared-memory tile slots
+// (a slot goes back to the compute warps once the store of the next tile is issued and its own store has read it).
 __global__ void __launch_bounds__(kBlockThreads, 1)
-    intra_sm(char* __restrict__ peer_recv, int tiles, uint32_t tile_bytes, int iters, uint64_t seed) {
+    intra_sm(char* __restrict__ peer_recv, int tiles, uint32_t tile_bytes, int iters, uint64_t seed, int slots) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ __align__(8) uint64_t full[kSlots], empty[kSlots];
+  __shared__ __align__(8) uint64_t full[kMaxSlots], empty[kMaxSlots];
   const int t = threadIdx.x;
   const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty), slot0 = smem_addr(smem);
   if (t == 0) {
-    for (int s = 0; s < kSlots; ++s) {
+    for (int s = 0; s < slots; ++s) {
       mbar_init(full0 + 8 * s, kComputeThreads);  // every compute thread arrives after writing its part
       mbar_init(empty0 + 8 * s, 1);               // the producer arrives once the bulk store has read the slot
     }
@@ -246,8 +252,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     for (int i = 0; i < mine; ++i) {
       const uint32_t tile = blockIdx.x + static_cast<uint32_t>(i) * gridDim.x;
       const uint32_t s = tile_compute(iters, seed, tile, warp, lane);
-      const int slot = i % kSlots;
-      const uint32_t use = static_cast<uint32_t>(i / kSlots);
+      const int slot = i % slots;
+      const uint32_t use = static_cast<uint32_t>(i / slots);
       mbar_wait(empty0 + 8 * slot, (use & 1u) ^ 1u, kTimeoutNs);  // first use of a slot passes at once
       write_tile(reinterpret_cast<uint4*>(smem + static_cast<size_t>(slot) * tile_bytes), tile_bytes / 16,
                  hash32(seed, tile), s, t);
@@ -257,12 +263,12 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   } else if (t == kComputeThreads) {  // the producer warp's elected thread
     for (int i = 0; i < mine; ++i) {
       const uint32_t tile = blockIdx.x + static_cast<uint32_t>(i) * gridDim.x;
-      const int slot = i % kSlots;
-      mbar_wait(full0 + 8 * slot, static_cast<uint32_t>(i / kSlots) & 1u, kTimeoutNs);
+      const int slot = i % slots;
+      mbar_wait(full0 + 8 * slot, static_cast<uint32_t>(i / slots) & 1u, kTimeoutNs);
       bulk_store(peer_recv + static_cast<size_t>(tile) * tile_bytes, slot0 + slot * tile_bytes, tile_bytes);
       if (i >= 1) {  // the store of tile i - 1 has read its slot: hand the slot back to the compute warps
         asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
-        mbar_arrive(empty0 + 8 * ((i - 1) % kSlots));
+        mbar_arrive(empty0 + 8 * ((i - 1) % slots));
       }
     }
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
@@ -572,6 +578,7 @@ struct Ctx {
   uint32_t tile_bytes = 0;
   int sms = 0;
   int stages = 4;
+  int slots = kSlots;  // scatter intra_sm tile slots
   size_t smem_floor = 0;  // dynamic shared memory that keeps every kernel at one block per SM
   uint64_t seed = 0;
   uint64_t runs = 0;
@@ -817,8 +824,8 @@ static void launch(Ctx& c, int g, const Point& p, uint64_t seed_g) {
       }
       break;
     case Sched::IntraSm:
-      intra_sm<<<c.sms, kBlockThreads, std::max(c.smem_floor, static_cast<size_t>(kSlots) * c.tile_bytes), s.stream>>>(
-          peer_recv, c.tiles, c.tile_bytes, p.iters, seed_g);
+      intra_sm<<<c.sms, kBlockThreads, std::max(c.smem_floor, static_cast<size_t>(c.slots) * c.tile_bytes), s.stream>>>(
+          peer_recv, c.tiles, c.tile_bytes, p.iters, seed_g, c.slots);
       RL_CHECK_LAUNCH();
       break;
     case Sched::InterSm:
@@ -1013,7 +1020,7 @@ static void report(Ctx& c, const Point& p, const Measured& m, int warmup, int re
       .integer("compute_warps_per_sm", kComputeWarps)
       .str("instruction", kInstruction);
   if (p.path == Path::Tma) j.integer("stages", c.stages);
-  if (p.sched == Sched::IntraSm) j.integer("slots", kSlots);
+  if (p.sched == Sched::IntraSm) j.integer("slots", c.gather ? kSlots : c.slots);
   j.integer("warmup", warmup).integer("repeats", repeats).num("time_s", t);
   put_stats(j, "time_s", m.step);
   j.num("time_s_gpu0", m.gpu0.median).num("time_s_gpu1", m.gpu1.median);
@@ -1099,7 +1106,7 @@ struct Options {
   std::vector<int> iters, comm_sms, ce_chunks;
   std::vector<CeIssue> ce_issue;
   bool gather = false;
-  int tiles = 1056, reuse = 1, stages = 4, sms = 0, warmup = 3, repeats = 20, gpu[2] = {0, 1};
+  int tiles = 1056, reuse = 1, stages = 4, slots = 0, sms = 0, warmup = 3, repeats = 20, gpu[2] = {0, 1};
   long long tile_bytes = 32768;
   bool has(Sched s) const { return std::find(scheds.begin(), scheds.end(), s) != scheds.end(); }
 };
@@ -1139,6 +1146,7 @@ static Options parse(const Args& a) {
   o.tiles = static_cast<int>(a.integer("--tiles", 1056));
   o.tile_bytes = a.integer("--tile-bytes", 32768);
   o.stages = static_cast<int>(a.integer("--stages", 4));
+  o.slots = static_cast<int>(a.integer("--slots", 0));  // 0: as --stages
   o.sms = a.str("--sms", "all") == "all" ? 0 : static_cast<int>(a.integer("--sms", 0));
   o.warmup = static_cast<int>(a.integer("--warmup", 3));
   o.repeats = static_cast<int>(a.integer("--iters-timing", 20));
@@ -1154,6 +1162,7 @@ static Options parse(const Args& a) {
   if (o.tile_bytes < 4096 || o.tile_bytes % 4096 || o.tile_bytes > (512 << 10))
     fail(g_program, "--tile-bytes must be a multiple of 4K, at most 512K", 2);
   if (o.stages < 2 || o.stages > kMaxStages) fail(g_program, "--stages must be 2..8", 2);
+  if (o.slots != 0 && (o.slots < 2 || o.slots > kMaxSlots)) fail(g_program, "--slots must be 2..8", 2);
   if (o.warmup < 0 || o.repeats < 1) fail(g_program, "--warmup must be >= 0 and --iters-timing >= 1", 2);
   for (int k : o.iters)
     if (k < 1 || k > 100000) fail(g_program, "--iters values must be 1..100000 (exact check needs K < 131072)", 2);
@@ -1185,6 +1194,9 @@ static void setup(Ctx& c, const Options& o) {
   c.smem_floor = static_cast<size_t>(per_sm / 2 + 1024);
   const int dynamic_max = optin - 1024;  // leaves room for the kernels' static shared memory (mbarriers)
   c.stages = std::min(o.stages, dynamic_max / static_cast<int>(c.tile_bytes));
+  c.slots = o.slots > 0 ? o.slots : c.stages;
+  if (!o.gather && static_cast<size_t>(c.slots) * c.tile_bytes > static_cast<size_t>(dynamic_max))
+    fail(g_program, "--slots x --tile-bytes does not fit in shared memory", 2);
   if (c.stages < 2 || c.smem_floor > static_cast<size_t>(dynamic_max))
     fail(g_program, "--tile-bytes too large: two tiles must fit in " + std::to_string(optin) + " bytes of shared memory");
   enable_peer(o.gpu[0], o.gpu[1]);
