@@ -127,6 +127,8 @@ def _schedule_sections(v: Validation, out: Path, plots: bool) -> list[str]:
             " Details: `tp.csv`.",
             "",
         ]
+        if plots:
+            lines += [f"![tensor-parallel ops]({_tp_plot(tp, out / 'tp.png')})", ""]
     return lines
 
 
@@ -148,6 +150,33 @@ def _overlap_plot(over: pd.DataFrame, path: Path) -> str:
         ax.set_xlabel("mma trips per tile (compute per byte)")
         ax.set_ylabel("time (us)")
     axes[0].legend(fontsize=7)
+    fig.savefig(path, dpi=110)
+    return path.name
+
+
+def _tp_plot(tp: pd.DataFrame, path: Path) -> str:
+    """Per workload: measured sequential and fused times against the predicted baseline, best schedule and bound."""
+    work = sorted(tp["workload"].unique())
+    fig, axes = _axes(len(work))
+    for ax, name in zip(axes, work, strict=True):
+        g = tp[tp["workload"] == name]
+        seq = g["sequential_s"] * 1e3
+        ax.plot(g["baseline_pred_s"] * 1e3, seq, "o", color="C0", ms=4, label="PyTorch + NCCL: measured vs baseline")
+        fused = g["fused_s"].dropna()
+        if not fused.empty:
+            label = "PyTorch fused op: measured vs best"
+            ax.plot(g["best_pred_s"] * 1e3, g["fused_s"] * 1e3, "s", color="C1", ms=4, label=label)
+        ax.plot(g["bound_s"] * 1e3, seq, "^", color="C2", ms=4, label="PyTorch + NCCL: measured vs bound")
+        lo = float(min(g["bound_s"].min(), g["best_pred_s"].min()) * 1e3)
+        hi = float(max(g["sequential_s"].max(), fused.max() if not fused.empty else 0.0) * 1e3)
+        ax.plot([lo, hi], [lo, hi], "k:", lw=1, label="measured = predicted")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.minorticks_off()
+        ax.set_title(str(name))
+        ax.set_xlabel("predicted (ms)")
+        ax.set_ylabel("measured (ms)")
+    axes[0].legend(fontsize=6)
     fig.savefig(path, dpi=110)
     return path.name
 

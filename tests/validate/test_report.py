@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from rooflib.validate import validate
@@ -34,3 +35,14 @@ def test_report_files(tmp_path: Path) -> None:
     text = (tmp_path / "REPORT.md").read_text()
     assert "| family | name | variant |" in text and (tmp_path / "errors.csv").exists()
     assert (tmp_path / "p2p_sizes.png").stat().st_size > 1000
+
+
+def test_overlap_and_tp_sections(tmp_path: Path) -> None:
+    v = validate(RUNS / "x2-overlap", "hgx-h200", profile="h200-x2", out=tmp_path, plots=True)
+    text = (tmp_path / "REPORT.md").read_text()
+    assert "## Overlap schedules" in text and "## Tensor-parallel ops" in text
+    assert (tmp_path / "overlap.png").stat().st_size > 1000 and (tmp_path / "tp.png").stat().st_size > 1000
+    tp = v.tables["tp"]
+    assert len(tp) == 36 and bool(tp["bound_below_all"].all())
+    choices = pd.read_csv(tmp_path / "overlap_choices.csv")
+    assert {"regret_pct", "choice_ok_tie"} <= set(choices.columns) and len(choices) == 48
