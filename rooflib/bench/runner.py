@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -58,6 +59,7 @@ class Job:
     args: tuple[str, ...]
     log: str | None = None  # capture stderr here (NCCL's tuning table)
     env: dict[str, str] = field(default_factory=dict)
+    timeout_s: float | None = None  # a job still running after this is killed and reported as failed
 
 
 def detect_gpus() -> list[str]:
@@ -163,7 +165,17 @@ def _tp_jobs(gpus: int, quick: bool) -> list[Job]:
     if gpus < 2:
         return []
     shapes: tuple[str, ...] = ("--ms", "4096", "--ks", "1024,8192", "--iters", "5") if quick else ("--iters", "10")
-    return [Job("tp", "tp/all", "torchrun", "rooflib.bench.tp_worker", shapes)]
+    jobs = [Job("tp", "tp/all", "torchrun", "rooflib.bench.tp_worker", shapes)]
+    # the copy-engine pipeline: one process per shape (several in one process hung once in a device-side
+    # barrier, docs/validation/h200/runs/x2-ce)
+    ms, ks = ((4096,), (1024, 8192)) if quick else ((4096, 8192, 16384), (1024, 4096, 16384))
+    for w in ("gemm_rs", "ag_gemm"):
+        for m in ms:
+            for k in ks:
+                args = ("--workloads", w, "--impls", "ce_pipeline", "--ms", str(m), "--ks", str(k), "--iters", "10")
+                job = Job("tp", f"tp/ce/{w}/{m}/{k}", "torchrun", "rooflib.bench.tp_worker", args, timeout_s=240)
+                jobs.append(job)
+    return jobs
 
 
 def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> list[Job]:
@@ -214,19 +226,34 @@ def _run_job(job: Job, out: Path, gpus: int, nvcc: str) -> None:
     with err_path.open("a") as err:
         err.write(f"\n# {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(cmd)}\n")
         err.flush()
-        if job.kind == "kernel":
-            with raw.open("a") as sink:
-                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, check=False)
-                for line in proc.stdout.splitlines():
-                    if line.startswith("{"):
-                        rec = json.loads(line)
-                        rec.setdefault("family", job.family)
-                        rec["job"] = job.key
-                        sink.write(json.dumps(rec) + "\n")
-        else:
-            proc = subprocess.run(cmd, stdout=err, stderr=err, text=True, env=env, check=False)
-    if proc.returncode != 0:
-        raise RooflibError(f"benchmark job {job.key} failed (exit {proc.returncode}); see {err_path}")
+        try:
+            if job.kind == "kernel":
+                with raw.open("a") as sink:
+                    code, stdout = _call(cmd, subprocess.PIPE, err, env, job.timeout_s)
+                    for line in stdout.splitlines():
+                        if line.startswith("{"):
+                            rec = json.loads(line)
+                            rec.setdefault("family", job.family)
+                            rec["job"] = job.key
+                            sink.write(json.dumps(rec) + "\n")
+            else:
+                code, _ = _call(cmd, err, err, env, job.timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            raise RooflibError(f"benchmark job {job.key} timed out after {exc.timeout:g} s; see {err_path}") from None
+    if code != 0:
+        raise RooflibError(f"benchmark job {job.key} failed (exit {code}); see {err_path}")
+
+
+def _call(cmd: list[str], stdout: Any, stderr: Any, env: dict[str, str], timeout: float | None) -> tuple[int, str]:
+    """Run ``cmd`` in its own process group; on timeout kill the whole group (torchrun's workers too)."""
+    with subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True, env=env, start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return proc.returncode, out or ""
 
 
 def run_bench(

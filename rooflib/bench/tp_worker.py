@@ -10,6 +10,9 @@ Imports only torch and :mod:`rooflib.conventions`. Workloads on g GPUs, bf16, ov
 - ``ag_gemm``: each GPU holds X[M/g, K] and W[K, N/g]; Y = all_gather(X) @ W, [M, N/g]. ``sequential`` =
   dist.all_gather_into_tensor then torch.mm; ``fused`` = torch.ops.symm_mem.fused_all_gather_matmul.
 - ``gemm_ar``: as gemm_rs, then all_reduce of the full C[M, N] (``sequential`` only).
+- ``ce_pipeline`` (gemm_rs, ag_gemm): the model's inter-SM schedule with the copy engine, written with torch:
+  cuBLAS pieces on the main stream, peer-to-peer copies of the other pieces on a side stream
+  (:mod:`rooflib.bench.ce_pipeline`, ``--chunks`` pieces per peer).
 
 For every workload the parts are measured too: ``gemm_only`` (the local product) and ``comm_only`` (the collective
 alone, on the same number of bytes). Each op is launched from the host on the current stream, CUDA events around
@@ -41,11 +44,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from rooflib.bench.ce_pipeline import ag_gemm_pipeline, gemm_rs_pipeline
 from rooflib.bench.timing import event_times
 from rooflib.conventions import Op, bus_factor
 
 WORKLOADS = ("gemm_rs", "ag_gemm", "gemm_ar")
-IMPLS = ("sequential", "fused", "gemm_only", "comm_only")
+IMPLS = ("sequential", "fused", "ce_pipeline", "gemm_only", "comm_only")
+DEFAULT_IMPLS = ("sequential", "fused", "gemm_only", "comm_only")  # ce_pipeline on request (--impls)
+_SYMM = ("fused", "ce_pipeline")  # impls that need symmetric memory: a failure is a ``skipped`` record
 TOLERANCE = 2e-2  # bf16 operands, f32 accumulation, bf16 output (METHOD: 1e-3 .. 1e-2)
 _SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 _FUSED = {"gemm_rs": "fused_matmul_reduce_scatter", "ag_gemm": "fused_all_gather_matmul"}
@@ -82,6 +88,7 @@ class Env:
     warmup: int
     iters: int
     seed: int
+    chunks: int = 4
     fused_ok: bool = False
     fused_reason: str = ""
     schemas: dict[str, str] = field(default_factory=dict)
@@ -269,7 +276,7 @@ def _run_checked(env: Env, s: Shape, impl: str, fn: Callable[[], Any], check: Ch
         err, ok = check(fn())
         torch.cuda.synchronize()
     except Exception as exc:  # the fused ops may be missing or refuse a shape; NCCL errors abort anyway
-        if impl != "fused":
+        if impl not in _SYMM:
             raise
         reason, err, ok = f"{type(exc).__name__}: {exc}", None, False
     if not _agree(env, bool(reason)):
@@ -283,11 +290,25 @@ def _run_table(env: Env, s: Shape, impls: list[str], table: Table) -> None:
     for impl in impls:
         if impl not in table:
             continue
-        if impl == "fused" and not env.fused_ok:
+        if impl in _SYMM and not env.fused_ok:
             _skip(env, s, impl, env.fused_reason)
             continue
         fn, check = table[impl]
         _run_checked(env, s, impl, fn, check)
+
+
+def _lazy(env: Env, build: Callable[[Any], Callable[[], Any]]) -> Callable[[], Any]:
+    """An op built on its first call (the checked run, on every rank at once: building rendezvouses)."""
+    op: list[Callable[[], Any]] = []
+
+    def run() -> Any:
+        if not op:
+            import torch.distributed._symmetric_memory as symm_mem
+
+            op.append(build(symm_mem))
+        return op[0]()
+
+    return run
 
 
 def _gemm_rs_or_ar(env: Env, s: Shape, impls: list[str]) -> None:
@@ -328,6 +349,8 @@ def _gemm_rs_or_ar(env: Env, s: Shape, impls: list[str]) -> None:
     def fused() -> Any:
         return torch.ops.symm_mem.fused_matmul_reduce_scatter(a[r], w[r], "sum", 0, env.group_name)
 
+    pipeline = _lazy(env, lambda sm: gemm_rs_pipeline(torch, sm, env.group_name, r, g, a[r], w[r], env.chunks))
+
     def near(want: Any) -> Check:
         def check(got: Any) -> tuple[float | None, bool]:
             err = _rel_error(env, got, want)
@@ -345,6 +368,7 @@ def _gemm_rs_or_ar(env: Env, s: Shape, impls: list[str]) -> None:
     }
     if not ar:  # gemm_ar: sequential only
         table["fused"] = (fused, near(ref))
+        table["ce_pipeline"] = (pipeline, near(ref))
     del full
     _run_table(env, s, impls, table)
 
@@ -376,6 +400,8 @@ def _ag_gemm(env: Env, s: Shape, impls: list[str]) -> None:
         _, outs = torch.ops.symm_mem.fused_all_gather_matmul(x[r], [w], 0, env.group_name)
         return outs[0]
 
+    pipeline = _lazy(env, lambda sm: ag_gemm_pipeline(torch, sm, env.group_name, r, g, x[r], w, env.chunks))
+
     def near(got: Any) -> tuple[float | None, bool]:
         err = _rel_error(env, got, ref)
         return err, err < TOLERANCE
@@ -388,6 +414,7 @@ def _ag_gemm(env: Env, s: Shape, impls: list[str]) -> None:
         "comm_only": (comm, exact),
         "sequential": (seq, near),
         "fused": (fused, near),
+        "ce_pipeline": (pipeline, near),
     }
     _run_table(env, s, impls, table)
 
@@ -403,7 +430,12 @@ def _init(args: argparse.Namespace) -> Env:
     dist.init_process_group("nccl", device_id=dev, timeout=datetime.timedelta(seconds=args.timeout))
     torch.backends.cuda.matmul.allow_tf32 = False  # the float32 references stay float32
     group_name = dist.group.WORLD.group_name
-    env = Env(torch, dist, dist.get_rank(), dist.get_world_size(), dev, group_name, args.warmup, args.iters, args.seed)
+    seed = torch.tensor([args.seed], device=dev, dtype=torch.int64)
+    dist.broadcast(seed, src=0)  # every rank regenerates every rank's inputs: one seed (the default reads the clock)
+    env = Env(
+        torch, dist, dist.get_rank(), dist.get_world_size(), dev, group_name, args.warmup, args.iters, int(seed.item())
+    )
+    env.chunks = max(1, args.chunks)
     _load_symm_mem(env)
     if env.rank == 0:
         env.sink = open(args.out, "a")  # closed in main
@@ -417,10 +449,11 @@ def parser() -> argparse.ArgumentParser:
     # option names must not be prefixes of torchrun's own (argparse would take --m for --master-addr, ...)
     p.add_argument("--out", required=True, help="JSON Lines file written by rank 0 (appended)")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--impls", default=",".join(IMPLS))
+    p.add_argument("--impls", default=",".join(DEFAULT_IMPLS), help=f"of {','.join(IMPLS)}")
     p.add_argument("--ms", default="4096,8192,16384", help="global M values (rows of the activations)")
     p.add_argument("--ns", default="8192", help="N values")
     p.add_argument("--ks", default="1024,4096,8192,16384", help="K values")
+    p.add_argument("--chunks", type=int, default=4, help="ce_pipeline: row pieces per peer")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--seed", type=int, default=int(time.time()))

@@ -112,4 +112,33 @@ def fit_transfers(frame: pd.DataFrame, system: System, source: str) -> Fit:
             continue
         rate = float(np.median(red["bytes"].astype(float) / red["time_s"].astype(float)))
         fit.set(f"device.transfer.{model}.{field}", min(1.0, rate / link), source)
+    piece = ce_piece_cost(frame)
+    if piece is not None:
+        fit.set("device.transfer.copy_engine.piece_cost", piece * 1e6, source, "us")
     return fit
+
+
+def ce_piece_cost(frame: pd.DataFrame) -> float | None:
+    """Seconds each further copy-engine piece adds (with its arrival flag): the least-squares slope of time
+    against pieces over the overlap benchmark's stand-alone copies (one whole copy and stream-issued pieces)."""
+    need = {"family", "schedule", "send_path", "record"}
+    if not need <= set(frame.columns):
+        return None
+    rows = frame[(frame["family"] == "overlap") & (frame["record"] == "point") & (frame["schedule"] == "comm_only")]
+    if "verified" in rows:
+        rows = rows[rows["verified"].astype(bool)]
+    whole = rows[rows["send_path"] == "copy_engine"]
+    parts = rows[rows["send_path"] == "copy_engine_chunks"]
+    if "ce_issue" in parts:
+        parts = parts[parts["ce_issue"] == "stream"]
+    if whole.empty or parts.empty or "input_blocks" not in rows or "ce_chunk" not in rows:
+        return None
+    whole = whole[whole["input_blocks"].notna()]  # the gather job's copy of the same bytes
+    pieces = np.concatenate(
+        [np.ones(len(whole)), np.ceil(parts["input_blocks"].astype(float) / parts["ce_chunk"].astype(float))]
+    )
+    times = np.concatenate([whole["time_s"].astype(float), parts["time_s"].astype(float)])
+    if len(np.unique(pieces)) < 2:
+        return None
+    slope = float(np.polyfit(pieces, times, 1)[0])
+    return max(0.0, slope)

@@ -17,7 +17,7 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
   ``max(M x ceil(W / reuse) / b + C, M + C / w')`` (the first wave waits for the blocks it reads; the last
   block's readers compute after it arrives); plus ``sync_inter_sm``. Step pipelines (ring hops, buckets,
   layers) take ``max(C, M) + min(C, M) / steps``. ``s`` is chosen to minimise the time; the copy engine needs
-  no SMs (``s = 0``) and pays its fixed cost per wave.
+  no SMs (``s = 0``) and pays its ``piece_cost`` (else its fixed cost) per further wave.
 
 Every schedule pays one kernel launch. Reductions follow the mechanisms' capabilities: in-switch reduction
 only by multimem; into peer memory by TMA add or ``red``; a copy engine can only move partial sums, which the
@@ -152,7 +152,8 @@ def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
     if not CAPABILITIES[mech].uses_sms:  # copy engine: all SMs compute, one DMA per wave
         c = ctx.compute(ctx.sms)
         waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
-        fixed = ctx.system.device.transfer.copy_engine.fixed_cost.value
+        ce = ctx.system.device.transfer.copy_engine
+        fixed = (ce.piece_cost or ce.fixed_cost).value  # each further piece and its arrival signal
         m = ctx.comm(mech, ctx.sms) + (waves - 1) * fixed
         return max(c, m) + min(c, m) / waves + sync + ctx.launch
     c = ctx.compute(ctx.sms - s)

@@ -79,6 +79,11 @@ class MechanismSpec(SpecModel):
         default=None, description="large-message fraction when the receiver reads from the peer (pull) instead"
     )
     size_efficiency: SizeCurve | None = None
+    piece_cost: Duration | None = Field(
+        default=None,
+        description="extra time of each further piece when a transfer is cut into pieces that each signal their"
+        " arrival (a pipelined copy engine); None: fixed_cost",
+    )
 
 
 class MechanismSpecs(SpecModel):

@@ -25,14 +25,18 @@ def test_jobs_per_family() -> None:
     assert gather[gather.index("--tiles") + 1] == "256" and gather[gather.index("--tile-bytes") + 1] == "32K"
     assert gather[gather.index("--iters") + 1].endswith(",1024") and "1,2,4,8,12,16,24,32" in gather
     tp = [j for j in two if j.family == "tp"]
-    assert len(tp) == 1 and tp[0].kind == "torchrun" and tp[0].target == "rooflib.bench.tp_worker"
-    assert len(one) == 14 and len(two) == 15 + 9 + 4 + 1
+    assert all(j.kind == "torchrun" and j.target == "rooflib.bench.tp_worker" for j in tp)
+    assert tp[0].key == "tp/all" and "--impls" not in tp[0].args  # the worker's defaults: no ce_pipeline
+    ce = tp[1:]  # the copy-engine pipeline: one process per (workload, M, K), with a timeout
+    assert len(ce) == 18 and all(j.timeout_s and "ce_pipeline" in j.args for j in ce)
+    assert len(one) == 14 and len(two) == 15 + 9 + 4 + 1 + 18
     assert all("multimem" not in j.target for j in two)  # multicast never runs from the runner
 
 
 def test_quick_plan_is_small() -> None:
     quick = plan_jobs(["overlap", "tp"], 2, quick=True)
-    assert [j.key for j in quick] == ["overlap/t1056", "overlap/gather", "tp/all"]
+    assert [j.key for j in quick][:3] == ["overlap/t1056", "overlap/gather", "tp/all"]
+    assert [j.key for j in quick][3:] == [f"tp/ce/{w}/4096/{k}" for w in ("gemm_rs", "ag_gemm") for k in (1024, 8192)]
     assert "1,16,128" in quick[0].args and "gather" in quick[1].args and "4096" in quick[2].args
     assert plan_jobs(["overlap", "tp"], 1) == []
 
@@ -82,3 +86,30 @@ def test_collect_keeps_points_and_meta(tmp_path: Path) -> None:
     assert len(frame) == 4 and (tmp_path / "results.csv").exists()
     assert set(frame["record"]) == {"point", "tp", "compute_rate"}
     assert (tmp_path / "meta.json").read_text().count("2026-11-29") == 1
+
+
+def test_a_job_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import time
+
+    from rooflib.bench.runner import _call
+
+    pid_file = tmp_path / "child.pid"
+    start = time.monotonic()
+    # a shell whose child would outlive a kill of the shell alone
+    cmd = ["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"]
+    with pytest.raises(subprocess.TimeoutExpired):
+        _call(cmd, subprocess.DEVNULL, subprocess.DEVNULL, dict(os.environ), 0.5)
+    assert time.monotonic() - start < 10
+    child = int(pid_file.read_text())
+    for _ in range(50):  # the kill is asynchronous: give the child a moment to disappear
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the job's child process survived its timeout")
+    code, out = _call(["sh", "-c", "echo done"], subprocess.PIPE, subprocess.DEVNULL, dict(os.environ), 5.0)
+    assert code == 0 and out.strip() == "done"

@@ -36,3 +36,15 @@ def test_the_committed_h200_run_gives_the_catalog_figure() -> None:
     assert len(rows[rows["name"] == "tma_stream"]) == 56
     measured = operand_latency(rows)
     assert measured == pytest.approx(rooflib.load_system("hgx-h200").device.operand_latency.value, rel=1e-3)  # type: ignore[union-attr]
+
+
+def test_copy_engine_piece_cost_from_the_overlap_runs() -> None:
+    import rooflib
+    from rooflib.calibrate.transfer import ce_piece_cost
+
+    runs = RUN.parent
+    costs = [ce_piece_cost(load_results(runs / r)) for r in ("x2-overlap-deep", "x2-overlap-deep/repeat", "x2-gather")]
+    assert all(c is not None and 8e-6 < c < 15e-6 for c in costs)  # ~11-13 us per flagged piece
+    catalog = rooflib.load_system("hgx-h200").device.transfer.copy_engine.piece_cost
+    assert catalog is not None and costs[0] == pytest.approx(catalog.value, rel=0.01)
+    assert ce_piece_cost(load_results(RUN)) is None  # no overlap rows
