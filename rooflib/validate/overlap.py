@@ -91,10 +91,11 @@ def _ce_pieces(pts: pd.DataFrame) -> dict[Any, float]:
 
 
 def _with_launch(system: System, launch: float) -> System:
-    """``system`` with this program's launch cost, and no copy-engine restart cost on top of the measured send
-    times (which include it)."""
+    """``system`` with this program's launch cost, and no copy-engine restart or piece cost on top of the
+    measured send times (which include them)."""
     src = "measured: overlap compute_only fit"
-    ce = system.device.transfer.copy_engine.model_copy(update={"fixed_cost": Duration(value=0.0, source=src)})
+    zero = Duration(value=0.0, source=src)
+    ce = system.device.transfer.copy_engine.model_copy(update={"fixed_cost": zero, "piece_cost": zero})
     transfer = system.device.transfer.model_copy(update={"copy_engine": ce})
     device = system.device.model_copy(
         update={"kernel_launch": Duration(value=launch, source=src), "transfer": transfer}
