@@ -152,12 +152,20 @@ def _overlap_plot(over: pd.DataFrame, path: Path) -> str:
             s = s.sort_values("iters")
             ax.plot(s["iters"], s["measured_s"] * 1e6, "o", color=style, ms=3, label=f"{schedule} measured")
             ax.plot(s["iters"], s["predicted_s"] * 1e6, "-", color=style, label=f"{schedule} predicted")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(str(job))
-        ax.set_xlabel("mma trips per tile (compute per byte)")
-        ax.set_ylabel("time (us)")
-    axes[0].legend(fontsize=7)
+        _log_axes(ax, str(job), "mma trips per tile (compute per byte)", "time (us)", xbase=2)
+    return _save(fig, axes[0], path, 7)
+
+
+def _log_axes(ax: Any, title: str, xlabel: str, ylabel: str, xbase: int = 10) -> None:
+    ax.set_xscale("log", base=xbase)
+    ax.set_yscale("log")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+
+
+def _save(fig: Any, legend_ax: Any, path: Path, fontsize: int) -> str:
+    legend_ax.legend(fontsize=fontsize)
     fig.savefig(path, dpi=110)
     return path.name
 
@@ -181,15 +189,9 @@ def _tp_plot(tp: pd.DataFrame, path: Path) -> str:
         lo = float(min(g["bound_s"].min(), g["best_pred_s"].min()) * 1e3)
         hi = float(max(g["sequential_s"].max(), fused.max() if not fused.empty else 0.0) * 1e3)
         ax.plot([lo, hi], [lo, hi], "k:", lw=1, label="measured = predicted")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        _log_axes(ax, str(name), "predicted (ms)", "measured (ms)")
         ax.minorticks_off()
-        ax.set_title(str(name))
-        ax.set_xlabel("predicted (ms)")
-        ax.set_ylabel("measured (ms)")
-    axes[0].legend(fontsize=6)
-    fig.savefig(path, dpi=110)
-    return path.name
+    return _save(fig, axes[0], path, 6)
 
 
 def write_report(
