@@ -5,7 +5,9 @@ Measures, on the current machine and one core:
 - ``import rooflib`` time (fresh interpreter, median of 5);
 - CLI latency of ``rooflib collective ... --json`` (fresh process, median of 5);
 - building the 576-GPU NVLink pod's topology and its networkx graph;
-- predicting an all-reduce on a 16,384-GPU cluster from a cold start.
+- predicting an all-reduce on a 16,384-GPU cluster from a cold start;
+- workload predictions (bound, baseline, every schedule, mechanism and SM split): one gemm_rs on 8 H100s, and a
+  what-if sweep of gemm_rs over 5 systems x 16 values of K.
 """
 
 from __future__ import annotations
@@ -81,6 +83,22 @@ def main() -> None:
         rooflib.predict_collective("all_reduce", pod, nbytes=2.0 ** np.arange(10, 34))
 
     results["superpod_16384_all_reduce_cold_s"] = _best_of(cold_16k, repeat=3)
+
+    from rooflib.workloads import predict_workload
+
+    params = {"m": 32768, "n": 32768, "k": 8 * 4096}
+    predict_workload("gemm_rs", h100, gpus=8, params=params)  # warm the collective plans
+    results["workload_prediction_gemm_rs_8xh100_s"] = _best_of(
+        lambda: predict_workload("gemm_rs", h100, gpus=8, params=params), repeat=10
+    )
+    systems = [rooflib.load_system(n) for n in ("hgx-a100", "hgx-h100", "hgx-b200", "gb200-nvl72", "nvl576")]
+
+    def sweep() -> None:
+        for system in systems:
+            for k in 2 ** np.arange(9, 25, dtype=np.int64)[:16]:
+                predict_workload("gemm_rs", system, gpus=8, params={"m": 32768, "n": 32768, "k": int(k)})
+
+    results["whatif_gemm_rs_5_systems_16_sizes_s"] = _best_of(sweep, repeat=3)
     meta = {"python": platform.python_version(), "machine": platform.machine(), "cpu": platform.processor()}
     width = max(len(k) for k in results)
     for key, value in results.items():

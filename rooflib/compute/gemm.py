@@ -73,6 +73,9 @@ def gemm_flops(m: int, n: int, k: int, *, batch: int = 1) -> float:
 
 
 def _checked(m: int, n: int, k: int, batch: int) -> tuple[int, int, int, int]:
+    plain = (m, n, k, batch)
+    if all(type(v) is int and v >= 1 for v in plain):  # the common case, without numpy (schedule searches)
+        return m, n, k, batch
     dims = [as_shape(name, value) for name, value in (("m", m), ("n", n), ("k", k), ("batch", batch))]
     if any(d.ndim for d in dims):
         raise ComputeError("gemm, gemm_flops, gemm_bytes and gemm_quantization take scalars; use gemm_times for arrays")

@@ -106,7 +106,11 @@ class _Ctx:
         if self.stage.send_time is not None:
             return self.stage.send_time(mech, sms, nbytes) + self._local_add(mech)
         reduce = self.stage.comm.reduction != "none" and mech != "copy_engine"
-        t = float(transfer_time(self.system, mech, nbytes, sms, src=self.members[0], dst=self.dst, reduce=reduce))
+        t = float(
+            transfer_time(
+                self.system, mech, nbytes, sms, src=self.members[0], dst=self.dst, reduce=reduce, link=self.link
+            )
+        )
         return t + self._local_add(mech)
 
     def rate(self, mech: Mechanism, sms: int) -> float:

@@ -157,6 +157,7 @@ def transfer_time(
     dst: int = 1,
     reduce: bool = False,
     pull: bool = False,
+    link: float | None = None,
 ) -> FloatArray:
     """Seconds to move ``nbytes`` (array) from GPU ``src`` to ``dst`` by ``mechanism`` with ``sms`` SMs.
 
@@ -164,7 +165,7 @@ def transfer_time(
     with an SM-driven mechanism gives ``inf``. ``reduce=True`` adds into the peer's memory instead of
     copying (TMA add, ``red``), at the mechanism's ``reduce_peak_fraction`` of the link. ``pull=True`` has the
     receiver read from the sender's memory (``pull_peak_fraction``), paying one more one-way link latency for
-    the request.
+    the request. ``link``: the path's bottleneck bandwidth when the caller already has it (else routed).
     """
     mech = check_mechanism(mechanism)
     spec = _spec(system, mech)
@@ -173,7 +174,8 @@ def transfer_time(
     size = np.asarray(nbytes, dtype=np.float64)
     if (size < 0).any() or not np.isfinite(size).all():
         raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-    rate = mechanism_rate(system, mech, sms, link=link_bandwidth(system, src, dst), reduce=reduce, pull=pull)
+    bw = link_bandwidth(system, src, dst) if link is None else link
+    rate = mechanism_rate(system, mech, sms, link=bw, reduce=reduce, pull=pull)
     if spec.size_efficiency is not None:
         rate = rate * spec.size_efficiency(size)
     with np.errstate(divide="ignore", invalid="ignore"):
