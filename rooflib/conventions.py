@@ -21,7 +21,21 @@ import numpy.typing as npt
 
 from rooflib.errors import UnknownNameError
 
-__all__ = ["ALGORITHMS", "OPS", "Algorithm", "Op", "bandwidths", "bus_factor", "check_algorithm", "check_op"]
+__all__ = [
+    "ALGORITHMS",
+    "MULTICAST_OFF",
+    "OPS",
+    "Algorithm",
+    "Op",
+    "bandwidths",
+    "bus_factor",
+    "check_algorithm",
+    "check_op",
+]
+
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+"""Environment that keeps NVLink multicast off in NCCL, PyTorch symmetric memory and NVSHMEM (every benchmark
+job runs with it unless multicast is asked for explicitly)."""
 
 Op = Literal[
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv", "gather", "scatter"

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rooflib.conventions import MULTICAST_OFF
 from rooflib.errors import RooflibError
 
 __all__ = ["FAMILIES", "Job", "collect", "detect_gpus", "plan_jobs", "run_bench"]
 
 FAMILIES = ("p2p", "latency", "ceilings", "gemm", "nccl", "overlap", "tp")
-SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 _KEPT = ("point", "nccl", "gemm", "tp", "compute_rate")  # record types that become rows of results.csv
 NCCL_OPS = (
     "all_reduce",
@@ -220,7 +220,7 @@ def _command(job: Job, out: Path, gpus: int, nvcc: str) -> list[str]:
 
 def _run_job(job: Job, out: Path, gpus: int, nvcc: str) -> None:
     cmd = _command(job, out, gpus, nvcc)
-    env = {**os.environ, **job.env, **SAFE_ENV}
+    env = {**os.environ, **job.env, **MULTICAST_OFF}
     raw = out / "raw" / f"{job.family}.jsonl"
     err_path = out / "raw" / (job.log or f"{job.family}.stderr.log")
     with err_path.open("a") as err:

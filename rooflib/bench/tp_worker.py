@@ -2,7 +2,8 @@
 
     torchrun --standalone --nproc-per-node=2 -m rooflib.bench.tp_worker --out tp.jsonl
 
-Imports only torch and :mod:`rooflib.conventions`. Workloads on g GPUs, bf16, over a grid of shapes (M, N, K):
+Imports only torch and :mod:`rooflib.conventions` (through :mod:`rooflib.bench.tp_harness`, which holds the
+process group, inputs, timing and records). Workloads on g GPUs, bf16, over a grid of shapes (M, N, K):
 
 - ``gemm_rs``: each GPU holds A[M, K/g] and W[K/g, N]; C = sum over GPUs of A @ W, reduce-scattered by rows to
   C[M/g, N]. ``sequential`` = torch.mm then dist.reduce_scatter_tensor; ``fused`` =
@@ -31,241 +32,35 @@ are forced before torch is imported.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
-import socket
-import statistics
-import subprocess
-import sys
 import time
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any
 
 from rooflib.bench.ce_pipeline import ag_gemm_pipeline, gemm_rs_pipeline
-from rooflib.bench.timing import event_times
-from rooflib.conventions import Op, bus_factor
+from rooflib.bench.tp_harness import (
+    Env,
+    Shape,
+    agree,
+    init,
+    rand_normal,
+    record,
+    rel_error,
+    skip,
+    small_ints,
+    time_op,
+)
 
 WORKLOADS = ("gemm_rs", "ag_gemm", "gemm_ar")
 IMPLS = ("sequential", "fused", "ce_pipeline", "gemm_only", "comm_only")
 DEFAULT_IMPLS = ("sequential", "fused", "gemm_only", "comm_only")  # ce_pipeline on request (--impls)
 _SYMM = ("fused", "ce_pipeline")  # impls that need symmetric memory: a failure is a ``skipped`` record
 TOLERANCE = 2e-2  # bf16 operands, f32 accumulation, bf16 output (METHOD: 1e-3 .. 1e-2)
-_SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-_FUSED = {"gemm_rs": "fused_matmul_reduce_scatter", "ag_gemm": "fused_all_gather_matmul"}
 Check = Callable[[Any], tuple[float | None, bool]]  # result -> (relative error or None, passed)
 Table = dict[str, tuple[Callable[[], Any], Check]]  # impl -> (the op, its check)
-_COLLECTIVE: dict[str, Op] = {"gemm_rs": "reduce_scatter", "ag_gemm": "all_gather", "gemm_ar": "all_reduce"}
 
 
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
-
-
-def _smi() -> list[str]:
-    query = "--query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm"
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", query, "--format=csv,noheader"], capture_output=True, text=True, timeout=20, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return out.stdout.strip().splitlines()
-
-
-@dataclass
-class Env:
-    """The process group, its symmetric-memory ops, and the output sink (rank 0 only)."""
-
-    torch: Any
-    dist: Any
-    rank: int
-    world: int
-    dev: Any
-    group_name: str
-    warmup: int
-    iters: int
-    seed: int
-    chunks: int = 4
-    fused_ok: bool = False
-    fused_reason: str = ""
-    schemas: dict[str, str] = field(default_factory=dict)
-    sink: TextIO | None = None
-
-    def write(self, rec: dict[str, Any]) -> None:
-        if self.sink is not None:
-            self.sink.write(json.dumps(rec) + "\n")
-            self.sink.flush()
-
-
-def _load_symm_mem(env: Env) -> None:
-    """Register torch.ops.symm_mem (importing torch.distributed._symmetric_memory) and enable it for the group."""
-    torch = env.torch
-    try:
-        import torch.distributed._symmetric_memory as symm_mem
-
-        enable = getattr(symm_mem, "enable_symm_mem_for_group", None)
-        if enable is not None:  # needed before torch 2.8, deprecated (a no-op) since
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                enable(env.group_name)
-        ops = torch.ops.symm_mem
-        for name in _FUSED.values():
-            env.schemas[name] = str(getattr(ops, name).default._schema)
-        env.fused_ok = True
-    except Exception as exc:  # any failure only means: no fused points
-        env.fused_reason = f"torch.ops.symm_mem unavailable: {type(exc).__name__}: {exc}"
-        return
-    try:
-        env.schemas["backend"] = str(symm_mem.get_backend(env.dev))
-    except Exception as exc:  # informative only
-        env.schemas["backend"] = f"unknown ({type(exc).__name__})"
-
-
-def _meta(env: Env) -> dict[str, Any]:
-    torch = env.torch
-    props = torch.cuda.get_device_properties(env.dev)
-    nccl = torch.cuda.nccl.version()
-    return {
-        "record": "meta",
-        "family": "tp",
-        "gpus": env.world,
-        "gpu": props.name,
-        "sms": props.multi_processor_count,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "nccl": ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl),
-        "nvidia_smi": _smi(),
-        "host": socket.gethostname(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "env": {k: v for k, v in os.environ.items() if k.startswith(("NCCL_", "TORCH_SYMM", "NVSHMEM_", "CUDA_"))},
-        "symm_mem_ops": env.schemas,
-        "symm_mem_available": env.fused_ok,
-        "symm_mem_reason": env.fused_reason,
-        "command": " ".join(sys.argv),
-    }
-
-
-def _randn(env: Env, shape: tuple[int, int], key: int) -> Any:
-    """Random normal bf16 of ``shape`` from a seed any rank can reproduce (``key`` names rank and tensor)."""
-    gen = env.torch.Generator(device=env.dev)
-    gen.manual_seed(env.seed * 1_000_003 + key)
-    return env.torch.randn(shape, generator=gen, device=env.dev, dtype=env.torch.bfloat16)
-
-
-def _small_ints(env: Env, shape: tuple[int, int], key: int) -> Any:
-    """Integers in [-8, 8] as bf16: sums over a few GPUs stay exact."""
-    gen = env.torch.Generator(device=env.dev)
-    gen.manual_seed(env.seed * 1_000_003 + key)
-    torch = env.torch
-    return torch.randint(-8, 9, shape, generator=gen, device=env.dev, dtype=torch.int32).to(torch.bfloat16)
-
-
-def _rel_error(env: Env, got: Any, ref: Any) -> float:
-    torch = env.torch
-    diff = torch.linalg.norm(got.float() - ref)
-    return float((diff / torch.linalg.norm(ref)).item())
-
-
-def _time(env: Env, fn: Callable[[], Any]) -> list[float]:
-    """Per-op seconds: a device barrier across GPUs before each op, CUDA events around it."""
-
-    def align() -> None:
-        env.dist.barrier()
-        env.torch.cuda.synchronize()
-
-    return event_times(env.torch, fn, env.warmup, env.iters, before=align)
-
-
-@dataclass
-class Shape:
-    workload: str
-    m: int
-    n: int
-    k: int
-    g: int
-
-    def flops(self, impl: str) -> float:
-        """Per-GPU FLOPs of the product (0 for the collective alone)."""
-        if impl == "comm_only":
-            return 0.0
-        if self.workload == "ag_gemm":
-            return 2.0 * self.m * self.k * (self.n // self.g)
-        return 2.0 * self.m * (self.k // self.g) * self.n
-
-    def comm_bytes(self) -> int:
-        """nccl-tests size of the collective: reduce-scatter input, all-gather output, all-reduce buffer (bf16)."""
-        return 2 * self.m * (self.k if self.workload == "ag_gemm" else self.n)
-
-
-def _record(env: Env, s: Shape, impl: str, times: list[float], err: float | None, ok: bool) -> None:
-    torch, dist = env.torch, env.dist
-    med = statistics.median(times)
-    srt = sorted(times)
-    p10, p90 = srt[int(0.1 * (len(srt) - 1))], srt[int(0.9 * (len(srt) - 1))]
-    both = torch.tensor([med, -med, p10, p90, 0.0 if ok else 1.0], device=env.dev, dtype=torch.float64)
-    dist.all_reduce(both, op=dist.ReduceOp.MAX)
-    slow, fast, p10, p90, bad = (float(x) for x in both.tolist())
-    flops = s.flops(impl)
-    nbytes = s.comm_bytes() if impl != "gemm_only" else 0
-    rec: dict[str, Any] = {
-        "record": "tp",
-        "family": "tp",
-        "name": f"{s.workload}/{impl}",
-        "workload": s.workload,
-        "impl": impl,
-        "collective": _COLLECTIVE[s.workload] if impl != "gemm_only" else "",
-        "m": s.m,
-        "n": s.n,
-        "k": s.k,
-        "gpus": s.g,
-        "dtype": "bf16",
-        "time_s": slow,
-        "time_s_fastest_gpu": -fast,
-        "time_p10_s": p10,
-        "time_p90_s": p90,
-        "iters": env.iters,
-        "warmup": env.warmup,
-        "flops_per_gpu": flops,
-        "flops_per_s": flops / slow if flops else None,
-        "bytes": nbytes,
-    }
-    if nbytes:
-        op = _COLLECTIVE[s.workload]
-        rec["algbw_bytes_per_s"] = nbytes / slow
-        rec["busbw_bytes_per_s"] = nbytes / slow * bus_factor(op, s.g)
-    rec["rel_error"] = err
-    rec["verified"] = bad == 0.0
-    env.write(rec)
-    if env.rank == 0:
-        print(f"tp {s.workload:8s} {impl:10s} M={s.m:6d} N={s.n:6d} K={s.k:6d}  {slow * 1e3:9.3f} ms  ok={bad == 0.0}")
-
-
-def _skip(env: Env, s: Shape, impl: str, reason: str) -> None:
-    env.write(
-        {
-            "record": "skipped",
-            "family": "tp",
-            "workload": s.workload,
-            "impl": impl,
-            "m": s.m,
-            "n": s.n,
-            "k": s.k,
-            "gpus": s.g,
-            "reason": reason,
-        }
-    )
-    if env.rank == 0:
-        print(f"tp {s.workload} {impl} M={s.m} K={s.k}: skipped: {reason}")
-
-
-def _agree(env: Env, failed: bool) -> bool:
-    """True when no rank failed (every rank must call this at the same point)."""
-    flag = env.torch.tensor([1 if failed else 0], device=env.dev, dtype=env.torch.int32)
-    env.dist.all_reduce(flag, op=env.dist.ReduceOp.MAX)
-    return int(flag.item()) == 0
 
 
 def _run_checked(env: Env, s: Shape, impl: str, fn: Callable[[], Any], check: Check) -> None:
@@ -279,11 +74,11 @@ def _run_checked(env: Env, s: Shape, impl: str, fn: Callable[[], Any], check: Ch
         if impl not in _SYMM:
             raise
         reason, err, ok = f"{type(exc).__name__}: {exc}", None, False
-    if not _agree(env, bool(reason)):
-        _skip(env, s, impl, reason or "failed on another rank")
+    if not agree(env, bool(reason)):
+        skip(env, s, impl, reason or "failed on another rank")
         return
-    times = _time(env, fn)
-    _record(env, s, impl, times, err, ok)
+    times = time_op(env, fn)
+    record(env, s, impl, times, err, ok)
 
 
 def _run_table(env: Env, s: Shape, impls: list[str], table: Table) -> None:
@@ -291,7 +86,7 @@ def _run_table(env: Env, s: Shape, impls: list[str], table: Table) -> None:
         if impl not in table:
             continue
         if impl in _SYMM and not env.fused_ok:
-            _skip(env, s, impl, env.fused_reason)
+            skip(env, s, impl, env.fused_reason)
             continue
         fn, check = table[impl]
         _run_checked(env, s, impl, fn, check)
@@ -314,15 +109,15 @@ def _lazy(env: Env, build: Callable[[Any], Callable[[], Any]]) -> Callable[[], A
 def _gemm_rs_or_ar(env: Env, s: Shape, impls: list[str]) -> None:
     torch, dist, r, g = env.torch, env.dist, env.rank, env.world
     kg = s.k // g
-    a = [_randn(env, (s.m, kg), 10 * q + 1) for q in range(g)]
-    w = [_randn(env, (kg, s.n), 10 * q + 2) for q in range(g)]
+    a = [rand_normal(env, (s.m, kg), 10 * q + 1) for q in range(g)]
+    w = [rand_normal(env, (kg, s.n), 10 * q + 2) for q in range(g)]
     full = sum(a[q].float() @ w[q].float() for q in range(g))
     rows = s.m // g
     ref = full if s.workload == "gemm_ar" else full[r * rows : (r + 1) * rows]
     local_ref = a[r].float() @ w[r].float()
     c = torch.empty((s.m, s.n), device=env.dev, dtype=torch.bfloat16)
     out = torch.empty((rows, s.n), device=env.dev, dtype=torch.bfloat16)
-    ints = [_small_ints(env, (s.m, s.n), 10 * q + 3) for q in range(g)]
+    ints = [small_ints(env, (s.m, s.n), 10 * q + 3) for q in range(g)]
     ints_sum = sum(x.float() for x in ints)
     ints_ref = ints_sum if s.workload == "gemm_ar" else ints_sum[r * rows : (r + 1) * rows]
     work = ints[r].clone()
@@ -353,7 +148,7 @@ def _gemm_rs_or_ar(env: Env, s: Shape, impls: list[str]) -> None:
 
     def near(want: Any) -> Check:
         def check(got: Any) -> tuple[float | None, bool]:
-            err = _rel_error(env, got, want)
+            err = rel_error(env, got, want)
             return err, err < TOLERANCE
 
         return check
@@ -376,13 +171,13 @@ def _gemm_rs_or_ar(env: Env, s: Shape, impls: list[str]) -> None:
 def _ag_gemm(env: Env, s: Shape, impls: list[str]) -> None:
     torch, dist, r, g = env.torch, env.dist, env.rank, env.world
     rows, ng = s.m // g, s.n // g
-    x = [_randn(env, (rows, s.k), 10 * q + 4) for q in range(g)]
-    w = _randn(env, (s.k, ng), 10 * r + 5)
+    x = [rand_normal(env, (rows, s.k), 10 * q + 4) for q in range(g)]
+    w = rand_normal(env, (s.k, ng), 10 * r + 5)
     x_full = torch.cat(x)
     ref = x_full.float() @ w.float()
     gathered = torch.empty_like(x_full)
     y = torch.empty((s.m, ng), device=env.dev, dtype=torch.bfloat16)
-    ints = [_small_ints(env, (rows, s.k), 10 * q + 6) for q in range(g)]
+    ints = [small_ints(env, (rows, s.k), 10 * q + 6) for q in range(g)]
     ints_ref = torch.cat(ints)
 
     def mm() -> Any:
@@ -403,7 +198,7 @@ def _ag_gemm(env: Env, s: Shape, impls: list[str]) -> None:
     pipeline = _lazy(env, lambda sm: ag_gemm_pipeline(torch, sm, env.group_name, r, g, x[r], w, env.chunks))
 
     def near(got: Any) -> tuple[float | None, bool]:
-        err = _rel_error(env, got, ref)
+        err = rel_error(env, got, ref)
         return err, err < TOLERANCE
 
     def exact(got: Any) -> tuple[float | None, bool]:
@@ -417,30 +212,6 @@ def _ag_gemm(env: Env, s: Shape, impls: list[str]) -> None:
         "ce_pipeline": (pipeline, near),
     }
     _run_table(env, s, impls, table)
-
-
-def _init(args: argparse.Namespace) -> Env:
-    os.environ.update(_SAFE_ENV)  # before torch is imported: never NVLink multicast
-    import torch
-    import torch.distributed as dist
-
-    local = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(local)
-    dev = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=dev, timeout=datetime.timedelta(seconds=args.timeout))
-    torch.backends.cuda.matmul.allow_tf32 = False  # the float32 references stay float32
-    group_name = dist.group.WORLD.group_name
-    seed = torch.tensor([args.seed], device=dev, dtype=torch.int64)
-    dist.broadcast(seed, src=0)  # every rank regenerates every rank's inputs: one seed (the default reads the clock)
-    env = Env(
-        torch, dist, dist.get_rank(), dist.get_world_size(), dev, group_name, args.warmup, args.iters, int(seed.item())
-    )
-    env.chunks = max(1, args.chunks)
-    _load_symm_mem(env)
-    if env.rank == 0:
-        env.sink = open(args.out, "a")  # closed in main
-        env.write(_meta(env))
-    return env
 
 
 def parser() -> argparse.ArgumentParser:
@@ -471,14 +242,14 @@ def main(argv: list[str] | None = None) -> None:
     for i in impls:
         if i not in IMPLS:
             raise SystemExit(f"unknown impl {i!r}; impls: {', '.join(IMPLS)}")
-    env = _init(args)
+    env = init(args)
     for m in _ints(args.ms):
         for n in _ints(args.ns):
             for k in _ints(args.ks):
                 for w in workloads:
                     s = Shape(w, m, n, k, env.world)
                     if m % env.world or n % env.world or k % env.world:
-                        _skip(env, s, "all", f"M, N and K must be multiples of {env.world}")
+                        skip(env, s, "all", f"M, N and K must be multiples of {env.world}")
                         continue
                     (_ag_gemm if w == "ag_gemm" else _gemm_rs_or_ar)(env, s, impls)
                     env.torch.cuda.empty_cache()

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rooflib.collectives import predict_collective, topology_of
+from rooflib.compute.cost import ComputeCost
 from rooflib.schedule.pressure import intra_sm_pressure
 from rooflib.schedule.stage import Comm, Stage, direct_egress
 from rooflib.specs.resolve import System
@@ -89,14 +90,19 @@ class _Ctx:
             0.0 if comm is None else direct_egress(comm.op, comm.nbytes, self.n, switch=comm.reduction == "switch")
         )
         self.launch = system.device.kernel_launch.value
-        self._compute: dict[int, float] = {}
+        self._compute: dict[int, ComputeCost] = {}
+
+    def cost(self, sms: int) -> ComputeCost:
+        """The stage's compute on ``sms`` SMs (computed once per SM count)."""
+        assert self.stage.compute is not None
+        if sms not in self._compute:
+            self._compute[sms] = self.stage.compute(sms)
+        return self._compute[sms]
 
     def compute(self, sms: int) -> float:
         if self.stage.compute is None or sms <= 0:
             return 0.0 if self.stage.compute is None else math.inf
-        if sms not in self._compute:
-            self._compute[sms] = self.stage.compute(sms).time_s
-        return self._compute[sms]
+        return self.cost(sms).time_s
 
     def comm(self, mech: Mechanism, sms: int, reuse: float = 1.0) -> float:
         assert self.stage.comm is not None
@@ -136,7 +142,7 @@ def _intra(ctx: _Ctx, mech: Mechanism) -> Choice | None:
     pipe = ctx.stage.pipeline
     if pipe is not None and ctx.stage.compute is not None and ctx.egress > 0:
         send = ctx.egress * ctx.stage.intra_reuse
-        flops = ctx.stage.compute(ctx.sms).flops
+        flops = ctx.cost(ctx.sms).flops
         p = intra_sm_pressure(
             ctx.system, pipe, mech, send_bytes=send, compute_s=c, comm_s=m, flops=flops, link_latency=ctx.latency
         )

@@ -38,6 +38,10 @@ class Pipeline:
     flops_per_stage: float
     registers: int = 0
 
+    def __post_init__(self) -> None:
+        if self.stage_bytes <= 0 or self.stages < 1 or self.flops_per_stage <= 0:
+            raise ValueError(f"a pipeline needs positive stage bytes, stages and FLOPs per stage, got {self}")
+
 
 def gemm_pipeline(system: System, bytes_per_element: float) -> Pipeline:
     """The mainloop of the device's default GEMM tile (``gemm_tile``) for operands of that width."""
@@ -74,11 +78,11 @@ def intra_sm_pressure(
     smem = dev.shared_memory_per_sm.value
     register_path = CAPABILITIES[mechanism].uses_sms and mechanism != "tma"
     buffers = 0.0 if register_path else in_flight
-    full = min(pipeline.stages, int(smem // pipeline.stage_bytes)) if pipeline.stage_bytes > 0 else pipeline.stages
-    left = min(full, int(max(0.0, smem - buffers) // pipeline.stage_bytes)) if pipeline.stage_bytes > 0 else full
+    full = min(pipeline.stages, int(smem // pipeline.stage_bytes))
+    left = min(full, int(max(0.0, smem - buffers) // pipeline.stage_bytes))
     op_latency = dev.operand_latency.value if dev.operand_latency is not None else 0.0
     demand = flops / compute_s / sms * pipeline.stage_bytes / pipeline.flops_per_stage if compute_s > 0 else 0.0
-    needed = 1 + math.ceil(demand * op_latency / pipeline.stage_bytes) if pipeline.stage_bytes > 0 else 1
+    needed = 1 + math.ceil(demand * op_latency / pipeline.stage_bytes)
 
     def slowdown(stages: int) -> float:
         if stages < 2:
