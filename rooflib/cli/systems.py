@@ -17,8 +17,8 @@ from rooflib.cli.common import (
     profile_option,
 )
 from rooflib.cli.describe import figure_rows, figures_json
-from rooflib.collectives import topology_of
 from rooflib.specs import System
+from rooflib.topology import topology_of
 from rooflib.units import format_bandwidth
 
 __all__ = ["show", "systems", "topology_summary"]

@@ -1,6 +1,6 @@
 """Collective model: algorithms as phases of concurrent transfers, routed over the topology."""
 
-from rooflib.collectives.api import CollectiveResult, LinkLoad, predict_collective, topology_of
+from rooflib.collectives.api import CollectiveResult, LinkLoad, predict_collective
 from rooflib.collectives.plans import ALGORITHMS_FOR
 from rooflib.conventions import ALGORITHMS, OPS, Algorithm, Op, bandwidths, bus_factor
 
@@ -15,5 +15,4 @@ __all__ = [
     "bandwidths",
     "bus_factor",
     "predict_collective",
-    "topology_of",
 ]

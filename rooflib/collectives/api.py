@@ -22,23 +22,14 @@ from rooflib.conventions import Algorithm, Op, bandwidths, check_algorithm, chec
 from rooflib.errors import GroupError
 from rooflib.specs.resolve import System
 from rooflib.topology.links import LINK_CLASSES
-from rooflib.topology.topology import Topology
+from rooflib.topology.topology import Topology, topology_of
 
-__all__ = ["CollectiveResult", "LinkLoad", "plan_costs", "predict_collective", "topology_of"]
+__all__ = ["CollectiveResult", "LinkLoad", "plan_costs", "predict_collective"]
 
 FloatArray = npt.NDArray[np.float64]
-_TOPOLOGIES: weakref.WeakKeyDictionary[System, Topology] = weakref.WeakKeyDictionary()
 _COSTS: weakref.WeakKeyDictionary[System, dict[tuple[str, str, tuple[int, ...]], PlanCost | str]] = (
     weakref.WeakKeyDictionary()
 )
-
-
-def topology_of(system: System) -> Topology:
-    """The (cached) topology of ``system``."""
-    topo = _TOPOLOGIES.get(system)
-    if topo is None:
-        topo = _TOPOLOGIES[system] = Topology(system)
-    return topo
 
 
 def _cost(system: System, op: Op, alg: Algorithm, members: tuple[int, ...]) -> PlanCost | str:

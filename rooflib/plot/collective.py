@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.collectives import ALGORITHMS_FOR, CollectiveResult, bandwidths, predict_collective, topology_of
+from rooflib.collectives import ALGORITHMS_FOR, CollectiveResult, bandwidths, predict_collective
 from rooflib.collectives.model import Launch
 from rooflib.conventions import check_algorithm, check_op
 from rooflib.errors import GroupError
 from rooflib.plot._base import Display, byte_ticks, eng_axis
 from rooflib.plot.roofline import LEVEL_NAMES
 from rooflib.specs.resolve import System
+from rooflib.topology import topology_of
 from rooflib.units import format_bandwidth
 
 if TYPE_CHECKING:

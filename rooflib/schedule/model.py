@@ -31,11 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rooflib.collectives import predict_collective, topology_of
+from rooflib.collectives import predict_collective
 from rooflib.compute.cost import ComputeCost
 from rooflib.schedule.pressure import intra_sm_pressure
 from rooflib.schedule.stage import Comm, Stage, direct_egress
 from rooflib.specs.resolve import System
+from rooflib.topology import topology_of
 from rooflib.transfer import CAPABILITIES, Mechanism, available_mechanisms, mechanism_rate, transfer_time
 
 __all__ = ["SCHEDULES", "Choice", "StagePrediction", "predict_stage", "schedule_time"]

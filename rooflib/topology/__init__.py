@@ -2,6 +2,6 @@
 
 from rooflib.topology.links import LINK_CLASSES, LinkTable
 from rooflib.topology.routing import link_loads, path_latency
-from rooflib.topology.topology import Topology
+from rooflib.topology.topology import Topology, topology_of
 
-__all__ = ["LINK_CLASSES", "LinkTable", "Topology", "link_loads", "path_latency"]
+__all__ = ["LINK_CLASSES", "LinkTable", "Topology", "link_loads", "path_latency", "topology_of"]

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from rooflib.topology.routing import link_loads, path_latency
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Topology"]
+__all__ = ["Topology", "topology_of"]
 
 
 class Topology:
@@ -144,3 +145,14 @@ class Topology:
         for node in graph.nodes:
             graph.nodes[node]["kind"] = node.split("/")[-1].rstrip("0123456789")
         return graph
+
+
+_TOPOLOGIES: weakref.WeakKeyDictionary[System, Topology] = weakref.WeakKeyDictionary()
+
+
+def topology_of(system: System) -> Topology:
+    """The topology of ``system``, built once per system object and cached."""
+    topo = _TOPOLOGIES.get(system)
+    if topo is None:
+        topo = _TOPOLOGIES[system] = Topology(system)
+    return topo

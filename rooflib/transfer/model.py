@@ -28,6 +28,7 @@ import numpy.typing as npt
 from rooflib.errors import GroupError, RooflibError, UnknownNameError
 from rooflib.specs.devices import MechanismSpec
 from rooflib.specs.resolve import System
+from rooflib.topology import topology_of
 
 __all__ = [
     "CAPABILITIES",
@@ -99,8 +100,6 @@ def available_mechanisms(system: System, reduction: Reduction = "none") -> list[
 
 def link_bandwidth(system: System, src: int = 0, dst: int = 1) -> float:
     """Raw per-direction bottleneck bandwidth (B/s) of the path from ``src`` to ``dst``."""
-    from rooflib.collectives.api import topology_of
-
     if src == dst:
         raise GroupError(f"a peer transfer needs two different GPUs, got {src} and {dst}")
     return topology_of(system).bottleneck(src, dst)
@@ -182,7 +181,5 @@ def transfer_time(
         body = np.where(size > 0, size / rate, 0.0)
     fixed = spec.fixed_cost.value
     if pull:
-        from rooflib.collectives.api import topology_of
-
         fixed += topology_of(system).latency(src, dst)
     return np.asarray(fixed + body, dtype=np.float64)

@@ -55,7 +55,7 @@ def _p2p(system: System, rows: pd.DataFrame) -> pd.Series:
 
 
 def _latency(system: System, rows: pd.DataFrame) -> pd.Series:
-    from rooflib.collectives import topology_of
+    from rooflib.topology import topology_of
 
     out = pd.Series(np.nan, index=rows.index)
     for idx, row in _records(rows):
