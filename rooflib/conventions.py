@@ -19,7 +19,7 @@ from typing import Literal, get_args
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.errors import UnknownNameError
+from rooflib.errors import GroupError, UnitError, UnknownNameError
 
 __all__ = [
     "ALGORITHMS",
@@ -47,6 +47,8 @@ ALGORITHMS: tuple[Algorithm, ...] = get_args(Algorithm)
 
 def check_op(name: str) -> Op:
     """``name`` as an :data:`Op` (dashes accepted), or an error listing the valid ops."""
+    if not isinstance(name, str):
+        raise UnknownNameError("collective", repr(name), OPS)
     op = name.replace("-", "_").lower()
     if op not in OPS:
         raise UnknownNameError("collective", name, OPS)
@@ -54,24 +56,54 @@ def check_op(name: str) -> Op:
 
 
 def check_algorithm(name: str) -> Algorithm:
+    if not isinstance(name, str):
+        raise UnknownNameError("algorithm", repr(name), (*ALGORITHMS, "auto", "library"))
     alg = name.replace("-", "_").lower()
     if alg not in ALGORITHMS:
         raise UnknownNameError("algorithm", name, (*ALGORITHMS, "auto", "library"))
     return alg
 
 
+def _ranks(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise GroupError(f"a collective runs on n >= 1 ranks (a whole number), got n={n!r}")
+    return int(n)
+
+
 def bus_factor(op: Op, n: int) -> float:
-    """nccl-tests busbw / algbw factor for ``op`` on ``n`` ranks."""
-    if op == "all_reduce":
-        return 2.0 * (n - 1) / n
-    if op in ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"):
-        return (n - 1) / n
+    """nccl-tests busbw / algbw factor for ``op`` on ``n`` ranks.
+
+    ``op`` is checked (:func:`check_op`: an unknown op is an :class:`~rooflib.errors.UnknownNameError`) and ``n``
+    must be a whole number >= 1 (:class:`~rooflib.errors.GroupError`). On one rank the factor is 0 for the ops
+    whose factor has ``n - 1`` in it (no byte crosses the bus), as nccl-tests reports, and 1 for broadcast,
+    reduce and send/recv.
+
+    >>> bus_factor("all_reduce", 1), bus_factor("broadcast", 1)
+    (0.0, 1.0)
+    """
+    the_op = check_op(op)
+    ranks = _ranks(n)
+    if the_op == "all_reduce":
+        return 2.0 * (ranks - 1) / ranks
+    if the_op in ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"):
+        return (ranks - 1) / ranks
     return 1.0
 
 
 def bandwidths(
     op: Op, n: int, nbytes: npt.ArrayLike, time_s: npt.ArrayLike
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """``(algbw, busbw)`` in B/s for size(s) ``nbytes`` taking ``time_s`` seconds."""
-    algbw = np.asarray(nbytes, dtype=np.float64) / np.asarray(time_s, dtype=np.float64)
-    return algbw, algbw * bus_factor(op, n)
+    """``(algbw, busbw)`` in B/s for size(s) ``nbytes`` taking ``time_s`` seconds.
+
+    Sizes must be >= 0 and times > 0 (:class:`~rooflib.errors.UnitError`); a NaN time (nothing measured)
+    gives NaN bandwidths.
+    """
+    factor = bus_factor(op, n)
+    size = np.asarray(nbytes, dtype=np.float64)
+    time = np.asarray(time_s, dtype=np.float64)
+    if np.any(size < 0) or np.any(np.isinf(size)):
+        raise UnitError(f"sizes must be finite and >= 0 bytes, got {nbytes!r}")
+    if np.any(time <= 0):
+        raise UnitError(f"times must be > 0 seconds, got {time_s!r}")
+    algbw = size / time
+    return algbw, algbw * factor

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["GroupError", "RooflibError", "SpecError", "UnitError", "UnknownNameError"]
+__all__ = ["GroupError", "RooflibError", "SpecError", "SpecFileError", "UnitError", "UnknownNameError"]
 
 
 class RooflibError(Exception):
@@ -31,6 +31,18 @@ class SpecError(RooflibError, ValueError):
         super().__init__("\n".join(lines))
 
 
+class SpecFileError(SpecError):
+    """A catalog or profile file that cannot be used at all (missing, not UTF-8 text, not YAML, an alias bomb).
+
+    One line: ``"<file>: <message>"``; ``problems`` holds the single ``("<file>", None, message)``.
+    """
+
+    def __init__(self, file: str | Path, message: str) -> None:
+        self.file = str(file)
+        self.problems = [("<file>", None, message)]
+        Exception.__init__(self, f"{self.file}: {message}")
+
+
 class UnknownNameError(RooflibError, KeyError):
     """An unknown system, device, workload, algorithm, ... The message lists the valid names."""
 
@@ -38,7 +50,13 @@ class UnknownNameError(RooflibError, KeyError):
         self.kind = kind
         self.name = name
         self.valid = sorted(valid)
-        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(self.valid)}")
+        if kind.endswith(("s", "x", "ch", "sh")):
+            plural = kind + "es"
+        elif kind.endswith("y") and not kind.endswith(("ay", "ey", "oy", "uy")):
+            plural = kind[:-1] + "ies"
+        else:
+            plural = kind + "s"
+        super().__init__(f"unknown {kind} {name!r}; valid {plural}: {', '.join(self.valid)}")
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])

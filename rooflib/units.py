@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, localcontext
+from numbers import Integral, Real
 from typing import Literal
 
 from rooflib.errors import UnitError
 
 __all__ = [
+    "MAX_SIZE",
     "Dimension",
     "format_bandwidth",
     "format_bytes",
@@ -75,42 +78,116 @@ _EXAMPLES: dict[Dimension, str] = {
     "count": "132",
     "fraction": "0.82, '82%'",
 }
+_NOUNS: dict[Dimension, str] = {
+    "bytes": "size in bytes",
+    "bandwidth": "bandwidth",
+    "time": "time",
+    "frequency": "frequency",
+    "flop_rate": "FLOP rate",
+    "count": "count",
+    "fraction": "fraction",
+}
+MAX_SIZE = 2**63 - 1
+"""The largest size :func:`parse_size` accepts: what an int64 holds (8 EiB, beyond any machine's memory)."""
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+
+
+def _noun(dimension: Dimension) -> str:
+    return _NOUNS[dimension]
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, cut short for the 400-digit integers a hostile caller may pass."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+
+
+def _not_finite(text: str) -> bool:
+    return text.strip().lstrip("+-").lower() in ("nan", "inf", "infinity")
+
+
+def _unit_error(value: object, unit: str, dimension: Dimension) -> UnitError:
+    """The clearest complaint about ``unit``: missing, belonging to another dimension, or unknown."""
+    hint = f"use e.g. {_EXAMPLES[dimension]}"
+    if unit == "":
+        return UnitError(f"{value!r} has no unit; a {_noun(dimension)} needs one: {hint}")
+    for other, table in _TABLES.items():
+        if other != dimension and unit in table and unit != "":
+            return UnitError(f"{value!r} is a {_noun(other)}, not a {_noun(dimension)}; {hint}")
+    return UnitError(f"unknown unit {unit!r} in {value!r} for a {_noun(dimension)}; {hint}")
 
 
 def parse_quantity(value: object, dimension: Dimension) -> float:
     """Convert ``value`` (a number already in SI, or a string with a unit) to a float in SI units.
 
-    Raises :class:`rooflib.errors.UnitError` naming the value and the units accepted for ``dimension``.
+    A plain number string is accepted for sizes in bytes, counts and fractions (``"4096"``); every other
+    dimension needs its unit. Raises :class:`rooflib.errors.UnitError` naming the value and the units accepted
+    for ``dimension`` (a unit of another dimension, e.g. ``"450 GB"`` for a bandwidth, is named as such).
     """
-    if isinstance(value, bool):
-        raise UnitError(f"expected a {dimension} such as {_EXAMPLES[dimension]}, got {value!r}")
-    if isinstance(value, int | float):
-        out = float(value)
-    elif isinstance(value, str):
+    expected = f"expected a {_noun(dimension)} such as {_EXAMPLES[dimension]}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, Real | str):
+        raise UnitError(expected)
+    if isinstance(value, Real):
+        try:
+            out = float(value)
+        except OverflowError:
+            raise UnitError(f"a {_noun(dimension)} of {_shown(value)} is too large") from None
+    else:
+        if _not_finite(value):
+            raise UnitError(f"a {_noun(dimension)} must be finite, got {value!r}")
         match = _NUMBER.match(value.replace("_", ""))
         if match is None:
-            raise UnitError(f"expected a {dimension} such as {_EXAMPLES[dimension]}, got {value!r}")
+            raise UnitError(expected)
         number, unit = match.groups()
         table = _TABLES[dimension]
-        if unit not in table:
-            raise UnitError(f"unknown unit {unit!r} in {value!r} for a {dimension}; use e.g. {_EXAMPLES[dimension]}")
-        out = float(number) * table[unit]
-    else:
-        raise UnitError(f"expected a {dimension} such as {_EXAMPLES[dimension]}, got {value!r}")
+        scale = table.get(unit, 1.0 if unit == "" and dimension == "bytes" else None)
+        if scale is None:
+            raise _unit_error(value, unit, dimension)
+        out = float(number) * scale
     if not math.isfinite(out):
-        raise UnitError(f"{dimension} must be finite, got {value!r}")
+        raise UnitError(f"a {_noun(dimension)} must be finite, got {value!r}")
     return out
 
 
 def parse_size(value: object) -> int:
-    """Parse a message size for the CLI: ``'1GiB'``, ``'64MB'``, ``'4096'`` -> bytes (non-negative int)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    out = parse_quantity(value, "bytes")
-    if out < 0:
+    """Parse a message size: ``'1GiB'``, ``'64MB'``, ``'4096'``, ``'1e9'``, ``'0.5KiB'`` -> bytes (an int).
+
+    The size must be a whole number of bytes (``'1.5B'`` and ``'1b'``, one bit, are refused; ``'0.5KiB'`` is
+    512), not negative, and at most :data:`MAX_SIZE` (2**63 - 1, what an int64 holds). The arithmetic is
+    exact (decimal), so ``'1.1KB'`` is 1100 bytes.
+
+    >>> parse_size("0.5KiB"), parse_size("1e9"), parse_size("12 Gb")
+    (512, 1000000000, 1500000000)
+    """
+    if isinstance(value, bool) or not isinstance(value, Real | str):
+        raise UnitError(f"expected a size in bytes such as {_EXAMPLES['bytes']}, got {value!r}")
+    exact: Decimal
+    if isinstance(value, Integral):
+        exact = Decimal(int(value))
+    elif isinstance(value, Real):
+        number = float(value)
+        if not math.isfinite(number):
+            raise UnitError(f"a size in bytes must be finite, got {value!r}")
+        exact = Decimal(number)
+    else:
+        text = value.strip().replace("_", "")
+        if _not_finite(text):
+            raise UnitError(f"a size in bytes must be finite, got {value!r}")
+        match = _NUMBER.match(text)
+        if match is None or (match.group(2) != "" and match.group(2) not in _BYTES):
+            parse_quantity(value, "bytes")  # raises the error that names the unit
+            raise UnitError(f"expected a size in bytes such as {_EXAMPLES['bytes']}, got {value!r}")
+        number_text, unit = match.groups()
+        with localcontext() as ctx:
+            ctx.prec = 60
+            exact = Decimal(number_text) * Decimal(_BYTES[unit] if unit else 1.0)
+    if exact < 0:
         raise UnitError(f"a size must not be negative, got {value!r}")
-    return round(out)
+    if exact > MAX_SIZE:
+        raise UnitError(f"size {_shown(value)} is too large: at most {MAX_SIZE} bytes (2**63 - 1, 8 EiB)")
+    if exact != exact.to_integral_value():
+        raise UnitError(f"a size must be a whole number of bytes, got {value!r} (= {exact.normalize()} bytes)")
+    return int(exact)
 
 
 def _scaled(value: float, unit: str, base: float, prefixes: tuple[str, ...]) -> str:

@@ -5,14 +5,16 @@ every (algorithm, protocol): NCCL's own model predicts ``t = latency + bytes / a
 (src/graph/tuning.cc). :func:`parse_tuning` reads those tables and :func:`nccl_model_time` evaluates them, so
 NCCL's model can be compared with rooflib's on the same measurements.
 
-:func:`parse_nccl_tests` reads the table printed by nccl-tests (``all_reduce_perf`` etc.) into the same
-long-form records the torchrun sweep writes.
+:func:`parse_nccl_tests` (from :mod:`rooflib.bench.nccl_tests`) reads the table printed by nccl-tests
+(``all_reduce_perf`` etc.) into the same long-form records the torchrun sweep writes.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from rooflib.bench.nccl_tests import parse_nccl_tests
 
 __all__ = ["TuningEntry", "nccl_model_time", "parse_nccl_tests", "parse_tuning"]
 
@@ -93,45 +95,3 @@ def nccl_model_time(entries: list[TuningEntry], op: str, nbytes: float) -> tuple
         if t < best:
             best, pick = t, f"{e.algorithm}/{e.protocol}"
     return best, pick
-
-
-_TESTS_OP = re.compile(r"(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter)_perf")
-
-
-def parse_nccl_tests(text: str, *, op: str | None = None, gpus: int | None = None) -> list[dict[str, object]]:
-    """Records from nccl-tests output: one per size for the out-of-place and in-place columns."""
-    if op is None:
-        match = _TESTS_OP.search(text)
-        if match is None:
-            raise ValueError("cannot tell the collective from the text; pass op=")
-        op = {"alltoall": "all_to_all", "sendrecv": "send_recv"}.get(match.group(1), match.group(1))
-    if gpus is None:
-        ranks = re.findall(r"#\s+Rank\s+\d+", text)
-        gpus = len(ranks) or None
-    out: list[dict[str, object]] = []
-    for line in text.splitlines():
-        if line.lstrip().startswith("#") or not line.strip():
-            continue
-        cols = line.split()
-        if len(cols) < 13 or not cols[0].isdigit():
-            continue
-        size = int(cols[0])
-        for mode, (t, algbw, busbw, wrong) in (("oop", cols[5:9]), ("ip", cols[9:13])):
-            out.append(
-                {
-                    "record": "nccl",
-                    "family": "nccl",
-                    "source": "nccl-tests",
-                    "op": op,
-                    "mode": f"nccl-tests-{mode}",
-                    "gpus": gpus,
-                    "bytes": size,
-                    "dtype": cols[2],
-                    "time_s": float(t) * 1e-6,
-                    "algbw_bytes_per_s": float(algbw) * 1e9,
-                    "busbw_bytes_per_s": float(busbw) * 1e9,
-                    "verified": wrong in ("0", "N/A"),
-                    "mismatches": int(wrong) if wrong.isdigit() else 0,
-                }
-            )
-    return out

@@ -11,7 +11,7 @@ timing, one more run on fresh data is checked element by element against the exp
 Rank 0 writes JSON Lines: one ``meta`` record, then one ``nccl`` record per (op, size, mode).
 
 NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0 is forced unless ``--allow-multicast`` is given and the
-environment already set NCCL_NVLS_ENABLE to something other than 0.
+environment sets NCCL_NVLS_ENABLE to a plain nonzero integer (``false`` or ``no`` are not requests).
 """
 
 from __future__ import annotations
@@ -28,15 +28,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rooflib.bench.multicast import keep_multicast_off, multicast_requested
 from rooflib.bench.timing import event_times
-from rooflib.conventions import OPS, bus_factor
+from rooflib.conventions import MULTICAST_OFF, OPS, bus_factor
 
 
 def _guard_multicast(allow: bool) -> None:
-    if not (allow and os.environ.get("NCCL_NVLS_ENABLE", "0") != "0"):
-        os.environ["NCCL_NVLS_ENABLE"] = "0"
-    os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
-    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+    """Keep multicast off unless ``--allow-multicast`` came with an explicit request (NCCL_NVLS_ENABLE a plain
+    nonzero integer); anything that does not clearly keep it off is replaced (rooflib.bench.multicast)."""
+    if allow and multicast_requested(os.environ):
+        for name in ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"):
+            os.environ.setdefault(name, MULTICAST_OFF[name])
+        return
+    env, _ = keep_multicast_off(os.environ)
+    os.environ.update(env)
 
 
 def _parse_size(text: str) -> int:

@@ -13,9 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from rooflib.calibrate.reading import read_results
 from rooflib.errors import RooflibError
 
-__all__ = ["Fit", "load_meta", "load_results", "nccl_key", "quality"]
+__all__ = ["Fit", "load_meta", "load_results", "nccl_key", "quality", "results_csv"]
 
 
 def _first_of(f: pd.DataFrame, columns: tuple[str, ...], default: object) -> pd.Series:
@@ -42,36 +43,51 @@ def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
     f["gpus"] = pd.to_numeric(_first_of(f, ("gpus", "_peer_gpus"), 1))
     for col in ("bytes", "sms"):
         f[col] = pd.to_numeric(f[col]) if col in f else float("nan")
-    f["verified"] = f["verified"].fillna(True).astype(bool) if "verified" in f else True
+    f["verified"] = f["verified"].astype(bool) if "verified" in f else True  # read_results made it boolean
     return f.drop(columns=[c for c in ("_latency_s", "_peer_gpus") if c in f])
 
 
-def load_results(path: str | Path) -> pd.DataFrame:
-    """Load ``DIR/results.csv`` (or gather ``DIR/raw/*.jsonl`` first) into the normalised long-form table."""
+def results_csv(path: str | Path) -> Path:
+    """The results table of ``path`` (a folder or a CSV file); a folder with only ``raw/`` is collected first."""
     root = Path(path)
-    csv = root / "results.csv" if root.is_dir() else root
-    if root.is_dir() and not csv.exists():
-        if not (root / "raw").is_dir():
-            raise RooflibError(f"{root}: no results.csv and no raw/ folder; run `rooflib bench all --out {root}`")
-        from rooflib.bench.runner import collect
+    if root.is_dir():
+        csv = root / "results.csv"
+        if not csv.exists():
+            if not (root / "raw").is_dir():
+                raise RooflibError(f"{root}: no results.csv and no raw/ folder; run `rooflib bench all --out {root}`")
+            from rooflib.bench.store import collect
 
-        collect(root)
-    if not csv.exists():
-        raise RooflibError(f"{csv}: no such results file")
-    try:
-        frame = pd.read_csv(csv, low_memory=False)
-    except pd.errors.EmptyDataError:
-        frame = pd.DataFrame()
-    if frame.empty:
-        raise RooflibError(f"{csv}: no measurements in it")
-    return _normalise(frame)
+            collect(root)
+        return csv
+    if not root.exists():
+        raise RooflibError(f"{root}: no such results file or folder")
+    return root
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """Load ``DIR/results.csv`` (or gather ``DIR/raw/*.jsonl`` first) into the normalised long-form table.
+
+    The table is read strictly (:func:`rooflib.calibrate.reading.read_results`: a cut-off file, a text in a
+    numeric column, a duplicated row or a row without a time is refused, naming the file and line); each row keeps
+    its line in ``_line`` and the table its file in ``attrs["source"]``."""
+    csv = results_csv(path)
+    frame = _normalise(read_results(csv))
+    frame.attrs["source"] = str(csv)
+    return frame
 
 
 def load_meta(path: str | Path) -> list[dict[str, Any]]:
-    meta = Path(path) / "meta.json"
+    """The ``meta`` records of a results folder (``meta.json``; for a CSV path, the one beside it)."""
+    root = Path(path)
+    meta = (root if root.is_dir() else root.parent) / "meta.json"
     if not meta.exists():
         return []
-    data: list[dict[str, Any]] = json.loads(meta.read_text())
+    try:
+        data = json.loads(meta.read_text(errors="replace"))
+    except ValueError as exc:
+        raise RooflibError(f"{meta}: not JSON ({exc})") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise RooflibError(f"{meta}: expected a list of records")
     return data
 
 

@@ -89,7 +89,9 @@ def _gemm(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> None:
     dev = system.device
     flops = rows["flops"].astype(float)
     # launch cost: what the smallest products take beyond their (tiny) compute time
-    tiny = rows[flops <= 2 * 1024**3]
+    known = {str(d) for d in rows["dtype"].dropna().unique() if dev.tensor_peak(str(d)) is not None}  # type: ignore[arg-type]
+    modelled = rows["dtype"].astype(str).isin(known)
+    tiny = rows[(flops <= 2 * 1024**3) & modelled]  # a dtype the device lacks (fp8 on an A100) has no model
     launch = dev.kernel_launch.value
     if not tiny.empty:
         model = [gemm(dev, int(m), int(n), int(k), str(d)).time_s for m, n, k, d in _shapes(tiny)]

@@ -8,12 +8,16 @@ provenance of the measurements (date, GPU, driver, CUDA, NCCL, command) and the 
 from __future__ import annotations
 
 import datetime
+import os
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
+from rooflib.calibrate.checks import MeasurementWarning, check_gpu, measured_gpus, nvls_state
 from rooflib.calibrate.collectives import fit_collectives
 from rooflib.calibrate.data import Fit, load_meta, load_results
 from rooflib.calibrate.device import fit_device
@@ -59,12 +63,58 @@ def provenance(meta: list[dict[str, Any]], command: str) -> dict[str, Any]:
 
 
 def nvls_enabled(meta: list[dict[str, Any]]) -> bool:
-    """Whether the measured machine allowed NVLink multicast (its NCCL_NVLS_ENABLE, off when unrecorded)."""
-    for rec in meta:
-        env = rec.get("env")
-        if isinstance(env, dict) and "NCCL_NVLS_ENABLE" in env:
-            return str(env["NCCL_NVLS_ENABLE"]) != "0"
-    return False
+    """Whether the measured machine allowed NVLink multicast (off when unrecorded; see :func:`checks.nvls_state`)."""
+    return nvls_state(meta) == "on"
+
+
+def _measurements(frame: Any, meta: list[dict[str, Any]], gpus: int, nvls: str) -> dict[str, Any]:
+    """Where the fitted measurements come from: files, GPU model and count, NVLS state, how they were timed."""
+    sources = sorted({str(r["source_file"]) for r in meta if r.get("source_file")})
+    timing = sorted({str(r["timing"]) for r in meta if r.get("timing")})
+    evidence = sorted({str(r["nvls_evidence"]) for r in meta if r.get("nvls_evidence")})
+    out: dict[str, Any] = {
+        "results": frame.attrs.get("source"),
+        "rows": len(frame),
+        "gpus": gpus,
+        "gpu_models": measured_gpus(frame, meta),
+        "nvls": nvls,
+    }
+    if evidence:
+        out["nvls_evidence"] = evidence
+    if sources:
+        out["source_files"] = sources
+    if timing:
+        out["timing"] = timing
+    if "complete" in frame and (frame["complete"].astype(str) == "False").any():
+        out["incomplete_job_rows"] = int((frame["complete"].astype(str) == "False").sum())
+    return out
+
+
+def _write(profile: dict[str, Any], out: Path, system: str, gpus: int, command: str) -> None:
+    """Write the profile to ``out`` only once it validates (a temporary file first, then a rename)."""
+    if out.is_dir():
+        raise RooflibError(f"--out {out} is a folder: give the profile's file name, e.g. {out / 'profile.yaml'}")
+    if out.is_file():
+        try:
+            old = yaml.safe_load(out.read_text(errors="replace"))
+        except yaml.YAMLError:
+            old = None
+        if not (isinstance(old, dict) and old.get("kind") == "profile"):
+            raise RooflibError(f"--out {out} exists and is not a profile (kind: profile): not overwriting it")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".yaml", dir=out.parent)
+    except OSError as exc:
+        raise RooflibError(f"cannot write the profile {out}: {exc.strerror or exc}") from None
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"# Calibrated by `{command}`; figures fitted to measurements, see provenance.\n")
+            yaml.safe_dump(profile, fh, sort_keys=False, width=120)
+        load_system(system, gpus=gpus, profile=tmp)  # the profile must validate against the catalog
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def calibrate(
@@ -74,26 +124,49 @@ def calibrate(
     *,
     name: str | None = None,
     command: str = "rooflib calibrate",
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Fit the measurements in ``results`` for ``system`` and write the profile to ``out``; returns it."""
+    """Fit the measurements in ``results`` for ``system`` and write the profile to ``out``; returns it.
+
+    Measurements of another GPU model than the system's are refused unless ``force`` (then a
+    :class:`~rooflib.calibrate.checks.MeasurementWarning`)."""
     frame = load_results(results)
     meta = load_meta(results)
     gpus = int(np.nanmax(frame["gpus"].astype(float))) if "gpus" in frame else 1
     sys_ = load_system(system, gpus=gpus)
+    mismatch = check_gpu(frame, meta, sys_, str(results), force=force)
+    nvls = nvls_state(meta, str(results))
+    if nvls == "unknown" and any(r.get("nvls") == "unknown" for r in meta) and (frame["family"] == "nccl").any():
+        warnings.warn(
+            f"{results}: NVLS state unknown for the NCCL measurements; fitted as if NVLS was off "
+            "(import the log again with --nvls on|off)",
+            MeasurementWarning,
+            stacklevel=2,
+        )
     prov = provenance(meta, command)
+    if prov["gpu"] is None and measured_gpus(frame, meta):
+        prov["gpu"] = " / ".join(measured_gpus(frame, meta))
     where = ", ".join(x for x in (prov["gpu"], f"driver {prov['driver']}" if prov["driver"] else None) if x)
     source = f"measured: rooflib bench on {where}, {prov['date'][:10]}"
     fit = Fit()
     fit.merge(fit_device(frame, sys_, source))
     fit.merge(fit_transfers(frame, sys_, source))
-    fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=nvls_enabled(meta)))
+    fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=nvls == "on"))
     if not fit.overrides:
         raise RooflibError(f"{results}: nothing to calibrate (no p2p, latency, ceilings, gemm or nccl rows)")
-    if not nvls_enabled(meta) and sys_.switch.multicast:  # the machine forbids multicast: so must predictions
+    if nvls != "on" and sys_.switch.multicast:  # the machine forbids multicast: so must predictions
         why = f"{source}: NVLink multicast off on the measured machine (NCCL_NVLS_ENABLE=0)"
+        if nvls == "unknown":
+            why = f"{source}: NVLink multicast state not recorded; assumed off"
         fit.overrides[f"interconnect.{sys_.switch.name}.multicast"] = False
         fit.overrides[f"interconnect.{sys_.switch.name}.in_network_reduction"] = False
         fit.quality.append({"family": "environment", "name": "multicast", "note": why})
+    measurements = _measurements(frame, meta, gpus, nvls)
+    notes = [f"{gpus} GPUs", f"NVLS {nvls}", *measurements.get("timing", [])]
+    if mismatch:
+        measurements["gpu_mismatch_forced"] = mismatch
+        notes.append(f"forced: {mismatch}")
+    prov["notes"] = "; ".join(notes)
     profile = {
         "kind": "profile",
         "name": name or Path(out).stem,
@@ -101,13 +174,9 @@ def calibrate(
         "gpus": {"value": gpus, "source": source},
         "provenance": {k: v for k, v in prov.items() if v is not None},
         "overrides": fit.overrides,
-        "fit": {"quality": [_plain(q) for q in fit.quality]},
+        "fit": {"quality": [_plain(q) for q in fit.quality], "measurements": measurements},
     }
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w") as fh:
-        fh.write(f"# Calibrated by `{command}`; figures fitted to measurements, see provenance.\n")
-        yaml.safe_dump(profile, fh, sort_keys=False, width=120)
-    load_system(system, gpus=gpus, profile=out)  # the profile must validate against the catalog
+    _write(profile, Path(out), system, gpus, command)
     return profile
 
 

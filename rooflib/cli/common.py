@@ -1,7 +1,8 @@
 """Pieces shared by the commands: options, size parsing, system loading, JSON and table output, error handling.
 
-Every error of the library (:class:`rooflib.errors.RooflibError` and its subclasses) becomes a message on stderr
-and exit code 2, with no traceback; a :class:`~rooflib.errors.SpecError` keeps its one line per problem.
+Every error of the library (:class:`rooflib.errors.RooflibError` and its subclasses) and every usage error of
+click (a bad option value, a missing option) becomes one ``error: ...`` line on stderr and exit code 2, with no
+traceback; a :class:`~rooflib.errors.SpecError` keeps its one line per problem.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from rooflib.transfer import Reduction
 from rooflib.units import parse_size
 
 __all__ = [
+    "PLOT_FORMATS",
+    "ImagePath",
     "RooflibGroup",
     "SizeList",
     "SizeSpec",
@@ -54,6 +57,11 @@ class RooflibGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # ``rooflib plot`` alone shows the group's help, as click does
+        except click.UsageError as exc:  # one line instead of click's usage block
+            click.echo(f"error: {exc.format_message()}", err=True)
+            ctx.exit(EXIT_ERROR)
         except RooflibError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_ERROR)
@@ -67,14 +75,9 @@ class RooflibGroup(click.Group):
 
 # --- numbers and sizes ------------------------------------------------------------------------------------------
 def parse_bytes(text: str) -> int:
-    """Bytes from ``'1GiB'``, ``'64MB'``, ``'4096'`` or ``'1e9'`` (rooflib.units.parse_size, plus plain floats)."""
-    try:
-        number = float(text)
-    except ValueError:
-        return parse_size(text)
-    if not math.isfinite(number) or number < 0 or number != int(number):
-        raise UnitError(f"a size must be a whole number of bytes >= 0, got {text!r}")
-    return int(number)
+    """Bytes from ``'1GiB'``, ``'64MB'``, ``'4096'``, ``'1e9'`` or ``'0.5KiB'`` (:func:`rooflib.units.parse_size`):
+    a whole number of bytes, not negative, at most 2**63 - 1."""
+    return parse_size(text)
 
 
 def parse_amount(text: str, what: str = "a number") -> float:
@@ -83,7 +86,7 @@ def parse_amount(text: str, what: str = "a number") -> float:
     prefix = value[-1] if value and value[-1] in "kKMGTPE" else ""
     try:
         out = float(value[: len(value) - len(prefix)]) * _PREFIX[prefix]
-    except ValueError:
+    except (ValueError, OverflowError):
         raise UnitError(f"expected {what} such as 2e12 or 2T, got {text!r}") from None
     if not math.isfinite(out) or out < 0:
         raise UnitError(f"{what} must be finite and >= 0, got {text!r}")
@@ -117,21 +120,65 @@ class SizeList(_SizeParam):
             return value
         text = str(value).strip()
         try:
+            if self.single and ("," in text or ":" in text):
+                raise UnitError(f"takes one size, not a list or range, got {text!r}")
             if self.single or ("," not in text and ":" not in text):
                 return SizeSpec((parse_bytes(text),), False)
             if ":" in text:
-                start, _, end = text.partition(":")
-                lo, hi = parse_bytes(start), parse_bytes(end)
-                if lo <= 0 or hi < lo:
-                    raise UnitError(f"a range START:END needs 0 < START <= END, got {text!r}")
-                sizes = []
-                while lo <= hi:
-                    sizes.append(lo)
-                    lo *= 2
-                return SizeSpec(tuple(sizes), True)
-            return SizeSpec(tuple(parse_bytes(p) for p in text.split(",") if p.strip()), True)
+                return SizeSpec(_size_range(text), True)
+            return SizeSpec(_size_list(text), True)
         except UnitError as exc:
             self.fail(str(exc), param, ctx)
+
+
+def _size_range(text: str) -> tuple[int, ...]:
+    """``START:END``: START, 2 START, 4 START, ... up to END."""
+    parts = text.split(":")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise UnitError(f"a range is START:END with both ends given, got {text!r}")
+    lo, hi = parse_bytes(parts[0]), parse_bytes(parts[1])
+    if lo <= 0 or hi < lo:
+        raise UnitError(f"a range START:END needs 0 < START <= END, got {text!r}")
+    sizes = []
+    while lo <= hi:
+        sizes.append(lo)
+        lo *= 2
+    return tuple(sizes)
+
+
+def _size_list(text: str) -> tuple[int, ...]:
+    """``SIZE,SIZE,...``: every item given (``1MiB,,1GiB`` and ``,`` are refused)."""
+    items = text.split(",")
+    if not all(item.strip() for item in items):
+        raise UnitError(f"a size list needs a size between every comma, got {text!r}")
+    return tuple(parse_bytes(item) for item in items)
+
+
+PLOT_FORMATS = ("pdf", "png", "svg")
+"""Image formats the plot commands write (``--out FILE``; the suffix picks the format)."""
+
+if TYPE_CHECKING:
+    _PathParam = click.ParamType[Path]
+else:
+    _PathParam = click.ParamType
+
+
+class ImagePath(_PathParam):
+    """An image file to write, ``busbw.png``: refused up front unless its suffix is one of :data:`PLOT_FORMATS`
+    (before any work is done, and before matplotlib would raise on an unknown format)."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        path = Path(value)
+        supported = ", ".join(f".{f}" for f in PLOT_FORMATS)
+        if path.is_dir():
+            self.fail(f"{str(value)!r} is a folder; give an image file ending in {supported}", param, ctx)
+        suffix = path.suffix.lower()
+        if suffix.lstrip(".") not in PLOT_FORMATS:
+            what = f"format {suffix!r}" if suffix else "format (no suffix)"
+            self.fail(f"{str(value)!r} has an unsupported image {what}; supported: {supported}", param, ctx)
+        return path
 
 
 def as_launch(text: str) -> Launch:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel
@@ -19,7 +20,7 @@ from rooflib.specs.figures import (
 )
 from rooflib.units import format_bandwidth, format_bytes, format_flops, format_time
 
-__all__ = ["FigureRow", "figure_rows", "figures_json", "format_figure"]
+__all__ = ["FigureRow", "calibrated_rows", "figure_rows", "figures_json", "format_figure"]
 
 _SKIP = {"kind", "name", "display_name", "description", "sources", "source", "note"}
 
@@ -85,3 +86,21 @@ def _value_rows(where: str, name: str, value: object) -> list[FigureRow]:
 def figures_json(model: BaseModel) -> dict[str, dict[str, Any]]:
     """``{field: {value, text, source}}`` for JSON output."""
     return {r.field: {"value": r.value, "text": r.text, "source": r.source} for r in figure_rows(model)}
+
+
+def calibrated_rows(
+    catalog: Mapping[str, BaseModel], calibrated: Mapping[str, BaseModel]
+) -> list[tuple[str, FigureRow, FigureRow]]:
+    """``(role.field, catalog row, calibrated row)`` for every figure a profile changed (value or source).
+
+    ``catalog`` and ``calibrated`` map a role (device, nvlink, library, ...) to the same item resolved without
+    and with the profile; a field the catalog lacks is compared against an empty row.
+    """
+    out = []
+    for role, model in calibrated.items():
+        before = {r.field: r for r in figure_rows(catalog[role])} if role in catalog else {}
+        for row in figure_rows(model):
+            old = before.get(row.field, FigureRow(row.field, None, "-", None))
+            if old.value != row.value or old.source != row.source:
+                out.append((f"{role}.{row.field}", old, row))
+    return out

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from rooflib.cli.common import (
+    ImagePath,
     as_launch,
     as_reduction,
     catalog_option,
@@ -32,13 +33,25 @@ def out_option(f: F) -> F:
         "--out",
         "-o",
         required=True,
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="Image file to write (PNG, SVG or PDF, from the suffix).",
+        type=ImagePath(),
+        help="Image file to write (.png, .svg or .pdf, from the suffix).",
     )(f)
 
 
 def _names(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def _group_sizes(text: str | None) -> list[int]:
+    """``--gpus``: ``N`` or ``N,M,...`` (whole numbers >= 1); empty for none given."""
+    sizes = []
+    for item in _names(text):
+        if not item.isdigit() or int(item) < 1:
+            raise click.BadParameter(f"expected N or N,M,... (whole numbers >= 1), got {text!r}", param_hint="--gpus")
+        sizes.append(int(item))
+    if text is not None and not sizes:
+        raise click.BadParameter(f"expected N or N,M,..., got {text!r}", param_hint="--gpus")
+    return sizes
 
 
 @click.group()
@@ -105,7 +118,14 @@ def comm_roofline_plot(
 @click.option("--system", "-s", "system_name", default=None, metavar="NAME", help="One system: a curve per algorithm.")
 @click.option("--systems", "system_names", default=None, metavar="A,B,C", help="Several systems: a curve each.")
 @click.option("--op", default="all_reduce", show_default=True, help="Collective operation.")
-@click.option("--gpus", "-n", type=click.IntRange(min=1), default=None, help="First N GPUs (default: all).")
+@click.option(
+    "--gpus",
+    "-n",
+    "gpus_text",
+    default=None,
+    metavar="N[,M...]",
+    help="First N GPUs (default: all); with --system, N,M,... draws one panel per group size (e.g. 8,64).",
+)
 @click.option(
     "--algorithms",
     default=None,
@@ -120,25 +140,41 @@ def collective_plot(
     system_name: str | None,
     system_names: str | None,
     op: str,
-    gpus: int | None,
+    gpus_text: str | None,
     algorithms: str | None,
     launch: str,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
 ) -> None:
-    """Bus bandwidth against message size, with the raw link peak as a dashed roof."""
-    from rooflib.plot import CollectiveBandwidthDisplay, file_axes
+    """Bus bandwidth against message size, with the raw link peak as a dashed roof.
+
+    With --system and --gpus N,M,... one panel per group, e.g. a cluster's NVLink domain and 8 nodes:
+    rooflib plot collective --system dgx-h100-superpod --gpus 8,64 --out busbw.png
+    """
+    from rooflib.plot import CollectiveBandwidthDisplay, CollectiveGroupsDisplay, file_axes
+    from rooflib.plot.groups import PANEL_HEIGHT
 
     if (system_name is None) == (system_names is None):
         raise click.UsageError("give exactly one of --system NAME or --systems A,B,C")
     how = as_launch(launch)
     algs = _names(algorithms)
-    if system_name is not None:
+    groups = _group_sizes(gpus_text)
+    gpus = groups[0] if len(groups) == 1 else None
+    if system_name is not None and len(groups) > 1:
+        if algs:
+            raise click.UsageError("--algorithms draws one group; with --gpus N,M,... every algorithm is drawn")
+        system = load(system_name, gpus=max(groups), profile=profile, paths=catalog_paths)
+        CollectiveGroupsDisplay.from_system(
+            system, op, groups, launch=how, ax=file_axes((7.0, PANEL_HEIGHT * len(groups)))
+        ).savefig(out)
+    elif system_name is not None:
         system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
         CollectiveBandwidthDisplay.from_system(
             system, op, gpus, algorithms=algs or None, launch=how, ax=file_axes()
         ).savefig(out)
     else:
+        if len(groups) > 1:
+            raise click.UsageError("with --systems, --gpus takes one group size (a curve per system)")
         if len(algs) > 1:
             raise click.UsageError("with --systems, --algorithms takes one algorithm (or auto)")
         cat = open_catalog(catalog_paths, profile)

@@ -1,8 +1,10 @@
 """``rooflib report``: roofs, collectives, transfer mechanisms and plots for every system of the catalog.
 
 For each system: bf16 roofs and ridge points; all-reduce, all-gather and all-to-all at a few sizes on the NVLink
-domain (capped at the system size) and, for systems with a scale-out network, on 8 nodes; the best transfer
-mechanism with all SMs at 4 KiB, 1 MiB and 1 GiB. Writes ``summary.json`` and four plots per system.
+domain (capped at the system size) and, for systems whose scale-out network joins several NVLink domains, on 8
+domains (8 nodes of a DGX SuperPOD, 8 racks of NVL72; capped at the system size); the best transfer mechanism
+with all SMs at 4 KiB, 1 MiB and 1 GiB. Writes ``summary.json`` and four plots per system; the collective plot
+of a cluster has one panel per group (the domain, then the multi-node group).
 """
 
 from __future__ import annotations
@@ -18,26 +20,40 @@ import rooflib
 from rooflib.cli.common import catalog_option, emit_json, jsonable, open_catalog, profile_for, profile_option
 from rooflib.cli.roofline import roofs_record
 from rooflib.collectives import predict_collective
+from rooflib.errors import RooflibError
 from rooflib.plot.roofline import LEVEL_NAMES
 from rooflib.roof import roofs
 from rooflib.specs import Catalog, System, load_system
 from rooflib.transfer import predict_transfer
 from rooflib.units import format_bandwidth, format_bytes, format_flops, format_time
 
-__all__ = ["COLLECTIVE_SIZES", "REPORT_OPS", "TRANSFER_SIZES", "collective_groups", "report", "system_summary"]
+__all__ = [
+    "COLLECTIVE_SIZES",
+    "REPORT_OPS",
+    "TRANSFER_SIZES",
+    "OptionError",
+    "collective_groups",
+    "report",
+    "system_summary",
+]
 
 REPORT_OPS = ("all_reduce", "all_gather", "all_to_all")
 COLLECTIVE_SIZES = (64 * 2**10, 16 * 2**20, 2**30)
 TRANSFER_SIZES = (4 * 2**10, 2**20, 2**30)
-MULTI_NODE_NODES = 8
+MULTI_NODE_DOMAINS = 8
 PLOTS = ("roofline", "comm-roofline", "collective", "mechanism-map")
 
 
+class OptionError(RooflibError, ValueError):
+    """An option whose value names nothing (an empty list); the message names the option."""
+
+
 def collective_groups(system: System) -> list[int]:
-    """Group sizes to report: the NVLink domain, plus 8 nodes on systems that scale out past one domain."""
+    """Group sizes to report: the NVLink domain, plus 8 domains (capped at the system) on systems that scale out
+    past one domain: 64 GPUs of a DGX H100 SuperPOD, 576 of a GB200 NVL72 SuperPOD."""
     groups = [system.domain_gpus]
     if system.spec.scale_out is not None and system.gpus > system.domain_gpus:
-        groups.append(min(system.gpus, MULTI_NODE_NODES * system.gpus_per_node))
+        groups.append(min(system.gpus, MULTI_NODE_DOMAINS * system.domain_gpus))
     return groups
 
 
@@ -91,20 +107,23 @@ def system_summary(system: System) -> dict[str, Any]:
 def write_plots(system: System, folder: Path) -> dict[str, str]:
     """The four plots of ``system`` into ``folder``; returns kind -> file name."""
     from rooflib.plot import (
-        CollectiveBandwidthDisplay,
+        CollectiveGroupsDisplay,
         CommRooflineDisplay,
         HierarchicalRooflineDisplay,
         MechanismMapDisplay,
         example_kernels,
         file_axes,
     )
+    from rooflib.plot.groups import PANEL_HEIGHT
 
     folder.mkdir(parents=True, exist_ok=True)
     kernels = example_kernels(system)
+    groups = collective_groups(system)
+    panels = file_axes((7.0, PANEL_HEIGHT * len(groups)))
     displays = {
         "roofline": HierarchicalRooflineDisplay.from_system(system, achievable=True, kernels=kernels, ax=file_axes()),
         "comm-roofline": CommRooflineDisplay.from_system(system, kernels, ax=file_axes()),
-        "collective": CollectiveBandwidthDisplay.from_system(system, "all_reduce", system.domain_gpus, ax=file_axes()),
+        "collective": CollectiveGroupsDisplay.from_system(system, "all_reduce", groups, ax=panels),
         "mechanism-map": MechanismMapDisplay.from_system(system, ax=file_axes()),
     }
     files = {}
@@ -169,7 +188,11 @@ def report(
     start = time.perf_counter()
     cat = open_catalog(catalog_paths, profile)
     names = cat.names("system") if system_names.strip() == "all" else [n.strip() for n in system_names.split(",")]
-    systems = _load_all([n for n in names if n], cat, profile)
+    names = [n for n in names if n]
+    if not names:
+        valid = ", ".join(cat.names("system"))
+        raise OptionError(f"--systems {system_names!r} names no system; give all or a comma list of: {valid}")
+    systems = _load_all(names, cat, profile)
     summaries = []
     for system in systems:
         summary = system_summary(system)

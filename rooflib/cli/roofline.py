@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from rooflib.cli.common import (
+    ImagePath,
     catalog_option,
     emit_json,
     json_option,
@@ -131,7 +132,7 @@ def print_roofs(rec: dict[str, Any]) -> None:
 @click.option(
     "--out",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=ImagePath(),
     default=None,
     help="Also write the hierarchical roofline plot (PNG, SVG or PDF) with the kernels as points.",
 )

@@ -7,7 +7,18 @@ from typing import Any
 
 import click
 
-from rooflib.cli.common import catalog_option, emit_json, json_option, load, print_table, profile_option, system_option
+from rooflib.cli.common import (
+    catalog_option,
+    emit_json,
+    json_option,
+    load,
+    open_catalog,
+    print_table,
+    profile_for,
+    profile_option,
+    system_option,
+)
+from rooflib.errors import UnitError
 from rooflib.units import format_time
 
 __all__ = ["predict", "what_if", "workloads"]
@@ -27,39 +38,79 @@ _SET = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="W
 
 
 @click.command()
+@click.option("--system", "-s", "system_name", default=None, metavar="NAME", help="Show defaults as used on it.")
+@click.option("--gpus", "-n", type=click.IntRange(min=1), default=None, help="GPU count the defaults divide over.")
 @json_option
-def workloads(as_json: bool) -> None:
-    """List the workload catalog with parameters and defaults."""
-    from rooflib.workloads import load_workloads
+@profile_option
+@catalog_option
+def workloads(
+    system_name: str | None,
+    gpus: int | None,
+    as_json: bool,
+    profile: str | None,
+    catalog_paths: tuple[Path, ...],
+) -> None:
+    """List the workload catalog with parameters and defaults (with --system/--gpus: as rounded for that group).
+
+    Example: rooflib workloads --system gb200-nvl72 --gpus 72
+    """
+    from rooflib.workloads import load_workloads, resolve_params
+    from rooflib.workloads.predict import _round_defaults
 
     specs = load_workloads()
-    if as_json:
-        emit_json(
-            [
-                {
-                    "name": s.name,
-                    "display_name": s.display_name,
-                    "description": s.description.strip(),
-                    "parameters": {
-                        k: {"kind": p.kind, "default": p.default, "description": p.description}
-                        for k, p in s.parameters.items()
-                    },
-                    "sources": list(s.sources),
-                }
-                for s, _ in specs.values()
-            ]
+    group: int | None = None
+    if system_name is not None or gpus is not None:
+        if system_name is None:
+            raise click.BadParameter("--gpus needs --system", param_hint="--gpus")
+        system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
+        group = len(system.group(gpus))
+    records: list[dict[str, Any]] = []
+    for s, _ in specs.values():
+        defaults = {k: p.default for k, p in s.parameters.items()}
+        notes: list[str] = []
+        if group is not None:
+            defaults = resolve_params(s, {})
+            notes = _round_defaults(s, defaults, {}, group)
+        records.append(
+            {
+                "name": s.name,
+                "display_name": s.display_name,
+                "description": s.description.strip(),
+                "parameters": {
+                    k: {"kind": p.kind, "default": defaults[k], "split": p.split, "description": p.description}
+                    for k, p in s.parameters.items()
+                },
+                "sources": list(s.sources),
+                "notes": notes,
+            }
         )
+    if as_json:
+        emit_json(records)
         return
     rows = [
-        (s.name, ", ".join(f"{k}={p.default}" for k, p in s.parameters.items()), s.display_name)
-        for s, _ in specs.values()
+        (r["name"], ", ".join(f"{k}={p['default']}" for k, p in r["parameters"].items()), r["display_name"])
+        for r in records
     ]
     print_table(("workload", "parameters (defaults)", "what"), rows)
+    if group is not None:
+        click.echo(f"\ndefaults for {group} GPUs; parameters split over the GPUs round up to a multiple of {group}")
 
 
-def _row(choice: dict[str, Any]) -> tuple[str, str, str, str]:
+def _mechanism(choice: dict[str, Any]) -> str:
+    return f"{choice['mechanism']} ({choice['algorithm']})" if choice.get("algorithm") else choice["mechanism"]
+
+
+def _row(choice: dict[str, Any], best: dict[str, Any], ties: list[dict[str, Any]]) -> tuple[str, ...]:
     sms = str(choice["comm_sms"]) if choice["schedule"] == "inter_sm" else ("all" if choice["comm_sms"] else "-")
-    return choice["schedule"], choice["mechanism"], sms, format_time(choice["time_s"])
+    mark = "best" if choice == best else ("tie" if choice in ties else "")
+    return choice["schedule"], _mechanism(choice), sms, format_time(choice["time_s"]), mark
+
+
+_LEGEND = (
+    "mechanisms: library = NCCL's own algorithm as a separate call (the baseline); auto = the fastest modelled "
+    "collective kernel as a separate call (as `rooflib collective`); a transfer mechanism (copy_engine, tma, ldst, "
+    "multimem; +rdma_* across NVLink domains) = a fused kernel sending the bytes itself"
+)
 
 
 @click.command()
@@ -67,6 +118,13 @@ def _row(choice: dict[str, Any]) -> tuple[str, str, str, str]:
 @system_option
 @click.option("--gpus", "-n", type=click.IntRange(min=1), default=None, help="First N GPUs (default: the system).")
 @_SET
+@click.option(
+    "--tie-tolerance",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=None,
+    help="Schedules within this relative time of the best are reported as ties (default: the model's measured "
+    "choice error, 0.03).",
+)
 @json_option
 @profile_option
 @catalog_option
@@ -75,6 +133,7 @@ def predict(
     system_name: str,
     gpus: int | None,
     sets: tuple[str, ...],
+    tie_tolerance: float | None,
     as_json: bool,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
@@ -83,10 +142,11 @@ def predict(
 
     Example: rooflib predict gemm_rs --system hgx-h100 --gpus 8 --set m=8192 --set n=8192 --set k=16384
     """
-    from rooflib.workloads import predict_workload
+    from rooflib.workloads import TIE_TOLERANCE, predict_workload
 
     system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
-    result = predict_workload(workload, system, gpus=gpus, params=_parse_sets(sets)).as_dict()
+    tol = TIE_TOLERANCE if tie_tolerance is None else tie_tolerance
+    result = predict_workload(workload, system, gpus=gpus, params=_parse_sets(sets), tie_tolerance=tol).as_dict()
     if as_json:
         emit_json(result)
         return
@@ -98,9 +158,38 @@ def predict(
         f"{format_time(terms['memory_s'])}, comm {format_time(terms['comm_s'])}); PyTorch + NCCL baseline "
         f"{format_time(result['baseline_time_s'])}"
     )
-    best = result["best"]
-    click.echo(f"best: {best['schedule']} with {best['mechanism']} ({format_time(best['time_s'])})\n")
-    print_table(("schedule", "mechanism", "comm SMs", "time"), [_row(c) for c in result["schedules"]])
+    best, ties = result["best"], result["ties"]
+    line = f"best: {best['schedule']} with {_mechanism(best)} ({format_time(best['time_s'])})"
+    if ties:
+        pct = 100 * result["tie_tolerance"]
+        line += f"; within {pct:g} % (a tie the model cannot split): " + ", ".join(
+            f"{c['schedule']}/{_mechanism(c)}" for c in ties
+        )
+    click.echo(line)
+    for note in result["notes"]:
+        click.echo(f"note: {note}")
+    click.echo()
+    rows = [_row(c, best, ties) for c in result["schedules"]]
+    print_table(("schedule", "mechanism", "comm SMs", "time", ""), rows)
+    click.echo(f"\n{_LEGEND}")
+
+
+def _parse_sweep(sweeps: tuple[str, ...], params: dict[str, str]) -> tuple[str | None, list[str | None]]:
+    """``(key, values)`` of the one ``--sweep KEY=V1,V2,...`` (``(None, [None])`` without one)."""
+    if len(sweeps) > 1:
+        raise click.BadParameter(
+            f"given {len(sweeps)} times ({', '.join(sweeps)}); sweep one parameter at a time", param_hint="--sweep"
+        )
+    if not sweeps:
+        return None, [None]
+    key, _, listed = sweeps[0].partition("=")
+    key = key.strip()
+    values: list[str | None] = [v.strip() for v in listed.split(",") if v.strip()]
+    if not key or not values:
+        raise click.BadParameter(f"expected KEY=V1,V2,..., got {sweeps[0]!r}", param_hint="--sweep")
+    if key in params:
+        raise click.BadParameter(f"{key} is both swept and set (--set {key}={params[key]})", param_hint="--sweep")
+    return key, values
 
 
 @click.command("what-if")
@@ -108,18 +197,22 @@ def predict(
 @click.option("--systems", required=True, help="Comma-separated systems, e.g. hgx-a100,hgx-h100,hgx-b200.")
 @click.option("--gpus", "-n", type=click.IntRange(min=1), default=8, show_default=True)
 @_SET
-@click.option("--sweep", default=None, metavar="KEY=V1,V2,...", help="Also sweep one parameter (a line plot).")
+@click.option(
+    "--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Also sweep one parameter (a line plot)."
+)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the plot (PNG/SVG/PDF).")
 @json_option
+@profile_option
 @catalog_option
 def what_if(
     workload: str,
     systems: str,
     gpus: int,
     sets: tuple[str, ...],
-    sweep: str | None,
+    sweeps: tuple[str, ...],
     out: Path | None,
     as_json: bool,
+    profile: str | None,
     catalog_paths: tuple[Path, ...],
 ) -> None:
     """Bound, baseline and best schedule of WORKLOAD across systems (A100 -> H100 -> B200 -> NVL72 -> ...) and,
@@ -130,16 +223,16 @@ def what_if(
     from rooflib.workloads import predict_workload
 
     params = _parse_sets(sets)
-    key: str | None = None
-    values: list[str | None] = [None]
-    if sweep is not None:
-        key, _, listed = sweep.partition("=")
-        values = [v.strip() for v in listed.split(",") if v.strip()]
-        if not key or not values:
-            raise click.BadParameter(f"expected KEY=V1,V2,..., got {sweep!r}", param_hint="--sweep")
+    key, values = _parse_sweep(sweeps, params)
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    if not names:
+        raise UnitError(f"--systems {systems!r} names no system; give a comma-separated list, e.g. hgx-h100,hgx-b200")
+    catalog = open_catalog(catalog_paths, profile)
+    if profile is not None and not any(profile_for(catalog, profile, n) for n in names):
+        raise UnitError(f"--profile {profile!r} is for none of the systems {', '.join(names)}")
     results = []
-    for name in [s.strip() for s in systems.split(",") if s.strip()]:
-        system = load(name, gpus=gpus, paths=catalog_paths)
+    for name in names:
+        system = load(name, gpus=gpus, profile=profile_for(catalog, profile, name), catalog=catalog)
         for value in values:
             these = params if key is None else {**params, key: value}
             results.append(predict_workload(workload, system, gpus=gpus, params=these).as_dict())

@@ -66,19 +66,35 @@ class Group:
     def power_of_two(self) -> bool:
         return self.n & (self.n - 1) == 0
 
-    def rings(self) -> list[IntArray]:
-        """Rings in the style of NCCL: nodes in order, and one ring per rail on multi-node groups.
-
-        Ring ``c`` enters every node at its ``c``-th member (so rings spread over the NICs); on one node a
-        single ring suffices, as every ring loads the links the same.
-        """
-        if self.nodes == 1:
-            return [self.ranks]
-        channels = max(1, min(len(nd) for nd in self.by_node))
+    def channels(self) -> int:
+        """Parallel rings (or tree pairs) the library builds across NVLink domains, as NCCL does: one per member
+        of the smallest domain, at most one per NIC the domain's members reach (each channel leaves a domain
+        through its own NIC), capped by the library's ``max_channels``."""
+        if self.single_domain:
+            return 1
+        count = min(len(d) for d in self.by_domain)
         if self.table.scale_out:
-            channels = min(channels, self.table.rails)
-        return [np.concatenate([np.roll(nd, -c) for nd in self.by_node]) for c in range(channels)]
+            nics = min(int(np.unique(self.table.nic_of(d)).size) for d in self.by_domain)
+            count = min(count, nics)
+        cap = self.table.system.library.max_channels
+        return max(1, min(count, int(cap.value))) if cap is not None else max(1, count)
 
-    def node_heads(self, channel: int) -> IntArray:
-        """The member of each node that carries inter-node traffic for ``channel``."""
-        return np.asarray([nd[channel % len(nd)] for nd in self.by_node], dtype=np.int64)
+    def rings(self) -> list[IntArray]:
+        """Rings in the style of NCCL: NVLink domains in order, one ring per channel on multi-domain groups.
+
+        Ring ``c`` enters every domain at a different member (``c`` times the domain's size over the channel
+        count), so the rings leave each domain through different GPUs and NICs; inside one domain a single ring
+        suffices, as every ring loads the switch links the same.
+        """
+        if self.single_domain:
+            return [self.ranks]
+        channels = self.channels()
+        out = []
+        for c in range(channels):
+            out.append(np.concatenate([np.roll(d, -(c * len(d) // channels)) for d in self.by_domain]))
+        return out
+
+    def domain_heads(self, channel: int) -> IntArray:
+        """The member of each domain that carries inter-domain traffic for ``channel``."""
+        channels = self.channels()
+        return np.asarray([d[(channel * len(d) // channels) % len(d)] for d in self.by_domain], dtype=np.int64)

@@ -9,6 +9,12 @@ bandwidth; the fastest applicable one is taken at each size, as NCCL's tuner doe
     t(S) = launch + base_latency(alg) + sum_phases [hops_nv * lat_p(nvlink) + hops_net * lat_p(ib)
                                                    + S * beta_phase / (bw_fraction_p * size_eff(msg * S))]
 
+Every GPU also reads its input from and writes its output to HBM; the bandwidth term is never below that floor
+(``hbm_beta = (input + output bytes per byte of S) / achievable HBM rate``), so no link, however fast, can make
+a collective beat the memory it reads and writes:
+
+    t(S) = fixed + max(link terms above, S * hbm_beta)
+
 Sources: NCCL src/graph/tuning.cc for the structure and default latencies; nccl-tests for algbw and busbw.
 """
 
@@ -28,10 +34,33 @@ from rooflib.topology.allpairs import all_pairs_loads
 from rooflib.topology.links import IB, NV, PCIE, LinkTable
 from rooflib.topology.routing import link_loads
 
-__all__ = ["Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "plan_time"]
+__all__ = ["HBM_TRAFFIC", "Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "hbm_floor", "plan_time"]
 
 FloatArray = npt.NDArray[np.float64]
 Launch = Literal["stream", "graph"]
+
+
+# Bytes per byte of S that the busiest rank must read plus write in HBM, as (fixed part, part per 1/n): all-reduce
+# reads S and writes S; all-gather reads its S/n shard and writes S; reduce-scatter reads S and writes S/n; each
+# all-to-all rank reads and writes its S buffer; rooted ops and send/recv read (or write) S at one end.
+HBM_TRAFFIC: dict[str, tuple[float, float]] = {
+    "all_reduce": (2.0, 0.0),
+    "all_gather": (1.0, 1.0),
+    "reduce_scatter": (1.0, 1.0),
+    "all_to_all": (2.0, 0.0),
+    "broadcast": (1.0, 0.0),
+    "reduce": (1.0, 0.0),
+    "send_recv": (1.0, 0.0),
+    "gather": (1.0, 0.0),
+    "scatter": (1.0, 0.0),
+}
+
+
+def hbm_floor(system: System, op: str, n: int) -> float:
+    """Seconds per byte of S the busiest rank needs just to read its input and write its output in HBM."""
+    fixed, per_rank = HBM_TRAFFIC[op]
+    dev = system.device
+    return (fixed + per_rank / n) / (dev.hbm_bandwidth.value * dev.hbm_efficiency.value)
 
 
 @dataclass(frozen=True)
@@ -64,6 +93,7 @@ class PlanCost:
     regimes: tuple[Regime, ...]
     base_latency: float
     size_curve_points: tuple[tuple[float, float], ...] | None
+    hbm_beta: float = 0.0  # seconds per byte of S to read the input and write the output in HBM
 
 
 def _efficiency(system: System, regime: str) -> FloatArray:
@@ -136,6 +166,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
         _regimes(system, plan, table),
         (0.0 if base is None else base.value) + (0.0 if extra is None else extra.value),
         None if curve is None else curve.points,
+        hbm_floor(system, plan.op, plan.group.n),
     )
 
 
@@ -159,11 +190,12 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
             + sum(ph.hops_nv * regime.lat_nv + ph.hops_net * regime.lat_net for ph in cost.phases)
         )
         if body is not None:
-            t = fixed + body / regime.bw_fraction
+            link = body / regime.bw_fraction
         else:
-            t = np.full(s.shape, fixed)
+            link = np.zeros(s.shape)
             for ph in cost.phases:
-                t = t + s * ph.beta / (regime.bw_fraction * _size_eff(cost.size_curve_points, ph.msg * s))
+                link = link + s * ph.beta / (regime.bw_fraction * _size_eff(cost.size_curve_points, ph.msg * s))
+        t = fixed + np.maximum(link, s * cost.hbm_beta)
         if regime.max_bytes < np.inf:
             t = np.where(s <= regime.max_bytes, t, np.inf)
         better = t < best

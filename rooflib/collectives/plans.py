@@ -108,32 +108,32 @@ def _recursive(g: Group, op: Op) -> list[Phase]:
 
 
 def _tree(g: Group, op: Op) -> list[Phase]:
-    """NCCL's double binary tree over nodes, a chain inside each node, one tree pair per rail channel.
+    """NCCL's double binary tree over NVLink domains, a chain inside each domain, one tree pair per channel.
 
     All-reduce runs reduce (up) and broadcast (down) pipelined together: every edge carries S/2 per tree each
-    way. Broadcast and reduce use one direction with all of S.
+    way. Broadcast and reduce use one direction with all of S. Inside one domain the chains are rotated once per
+    member of the smallest node, so every GPU heads one of them.
     """
-    channels = max(1, min(len(nd) for nd in g.by_node))
-    if g.table.scale_out:
-        channels = min(channels, g.table.rails)
+    units = g.by_domain
+    channels = max(1, min(len(nd) for nd in g.by_node)) if g.single_domain else g.channels()
     trees = 2 if op == "all_reduce" else 1
     share = 1.0 / (channels * trees)
     ups: list[tuple[IntArray, IntArray, FloatArray]] = []
-    nodes = g.nodes
-    rooted = op in ("broadcast", "reduce")  # the root (first member) heads its node's chain in every channel
+    count = len(units)
+    rooted = op in ("broadcast", "reduce")  # the root (first member) heads its domain's chain in every channel
     for c in range(channels):
-        chains = [nd if rooted and i == 0 else np.roll(nd, -c) for i, nd in enumerate(g.by_node)]
+        chains = [d if rooted and i == 0 else np.roll(d, -(c * len(d) // channels)) for i, d in enumerate(units)]
         for t in range(trees):
-            order = np.arange(nodes) if t == 0 else (np.arange(nodes) + 1) % nodes
+            order = np.arange(count) if t == 0 else (np.arange(count) + 1) % count
             heads = np.asarray([chains[i][0] for i in order], dtype=np.int64)
-            parent = (np.arange(1, nodes) - 1) // 2
-            ups.append((heads[1:], heads[parent], np.full(nodes - 1, share)))
+            parent = (np.arange(1, count) - 1) // 2
+            ups.append((heads[1:], heads[parent], np.full(count - 1, share)))
             for chain in chains:
                 ups.append((chain[1:], chain[:-1], np.full(chain.size - 1, share)))
-    depth = math.ceil(math.log2(nodes)) if nodes > 1 else 0
-    per_node = max(len(nd) for nd in g.by_node)
+    depth = math.ceil(math.log2(count)) if count > 1 else 0
+    per_unit = max(len(d) for d in units)
     net_hop = "hops_net" if g.domains > 1 else "hops_nv"
-    hops = {"hops_nv": per_node - 1, "hops_net": 0}
+    hops = {"hops_nv": per_unit - 1, "hops_net": 0}
     hops[net_hop] += depth
     if op == "all_reduce":
         pairs = ups + [(d, s, f) for s, d, f in ups]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from rooflib.compute.cost import ComputeCost, roofline_cost
 from rooflib.compute.rates import ComputeError, Rates, bytes_per_element, check_dtype
+from rooflib.compute.tiling import INT64_MAX
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = ["BACKWARD_FLOP_RATIO", "attention", "attention_bytes", "attention_flops"]
@@ -35,6 +36,8 @@ _STATS_BYTES = 4.0  # log-sum-exp and D are fp32 per query row in FlashAttention
 def _positive(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ComputeError(f"attention {name} must be a positive whole number, got {value!r}")
+    if value > INT64_MAX:
+        raise ComputeError(f"attention {name} = {value} is too large: at most {INT64_MAX} (2**63 - 1)")
     return value
 
 

@@ -34,6 +34,7 @@ from typing import Literal
 
 from rooflib.compute.cost import ComputeCost, roofline_cost
 from rooflib.compute.rates import ComputeError, Rates, bytes_per_element, check_dtype
+from rooflib.compute.tiling import INT64_MAX
 from rooflib.specs.devices import DeviceSpec, DType
 
 __all__ = [
@@ -90,12 +91,16 @@ def _vector_rates(device: DeviceSpec, dtype: str, sms: int | None, derate: bool)
     return dt, Rates.from_device(device, compute, "vector", sms=sms, derate=derate)
 
 
-def _count(name: str, value: float, *, positive: bool) -> float:
+def _count(name: str, value: float, *, positive: bool, whole: bool = True) -> float:
+    """``value`` as a float after checking it: a real number, finite, >= 1 (``positive``) or >= 0, a whole
+    number unless ``whole=False`` (FLOPs per element may be fractional), and at most 2**63 - 1."""
+    bound = ">= 1" if positive else ">= 0"
     if isinstance(value, bool) or not isinstance(value, Real) or not value >= (1 if positive else 0):
-        bound = ">= 1" if positive else ">= 0"
         raise ComputeError(f"{name} must be a number {bound}, got {value!r}")
-    if value == float("inf"):
-        raise ComputeError(f"{name} must be finite, got {value!r}")
+    if value > INT64_MAX:  # also inf, and ints too large for a float
+        raise ComputeError(f"{name} must be finite and at most {INT64_MAX} (2**63 - 1), got {value!r}")
+    if whole and value != int(value):
+        raise ComputeError(f"{name} must be a whole number, got {value!r}")
     return float(value)
 
 
@@ -123,7 +128,7 @@ def elementwise(
     n = _count("elements", elements, positive=True)
     r = _count("reads", reads, positive=False)
     w = _count("writes", writes, positive=False)
-    f = _count("flops_per_element", flops_per_element, positive=False)
+    f = _count("flops_per_element", flops_per_element, positive=False, whole=False)
     dt, rates = _vector_rates(device, dtype, sms, derate)
     return roofline_cost(f * n, (r + w) * n * bytes_per_element(dt), rates, dtype=dt)
 

@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from rooflib.compute.cost import ComputeCost, roofline_cost
 from rooflib.compute.rates import ComputeError, Rates, Unit, bytes_per_element, check_dtype, resolve_sms
-from rooflib.compute.tiling import GemmQuantization, TileShape, as_shape, plan_tiles, resolve_tile
+from rooflib.compute.tiling import INT64_MAX, GemmQuantization, TileShape, as_shape, plan_tiles, resolve_tile
 from rooflib.specs.devices import DeviceSpec, DType, GemmTile
 
 __all__ = [
@@ -74,7 +74,7 @@ def gemm_flops(m: int, n: int, k: int, *, batch: int = 1) -> float:
 
 def _checked(m: int, n: int, k: int, batch: int) -> tuple[int, int, int, int]:
     plain = (m, n, k, batch)
-    if all(type(v) is int and v >= 1 for v in plain):  # the common case, without numpy (schedule searches)
+    if all(type(v) is int and 1 <= v <= INT64_MAX for v in plain):  # the common case, without numpy
         return m, n, k, batch
     dims = [as_shape(name, value) for name, value in (("m", m), ("n", n), ("k", k), ("batch", batch))]
     if any(d.ndim for d in dims):

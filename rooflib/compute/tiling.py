@@ -14,20 +14,45 @@ import numpy.typing as npt
 from rooflib.compute.rates import ComputeError
 from rooflib.specs.devices import DeviceSpec, GemmTile
 
-__all__ = ["GemmQuantization", "TilePlan", "TileShape", "as_shape", "plan_tiles", "resolve_tile"]
+__all__ = ["INT64_MAX", "GemmQuantization", "TilePlan", "TileShape", "as_shape", "plan_tiles", "resolve_tile"]
 
 TileShape = tuple[int, int, int]
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
+INT64_MAX = int(np.iinfo(np.int64).max)
+"""Largest GEMM dimension, tile count or work-unit count the tiling arithmetic (int64) holds."""
+
+
 def as_shape(name: str, value: npt.ArrayLike) -> IntArray:
+    """``value`` as an int64 array of GEMM dimensions, each a whole number in [1, 2**63 - 1]."""
     arr = np.asarray(value)
+    if arr.dtype == object and all(type(v) is int for v in arr.flat):  # Python ints too large for int64
+        big = max(arr.flat, key=abs)
+        if big >= 1:
+            raise ComputeError(f"GEMM {name} = {big} is too large: at most {INT64_MAX} (2**63 - 1)")
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number):
         raise ComputeError(f"GEMM {name} must be a positive whole number, got {value!r}")
     if not np.all(np.isfinite(arr)) or np.any(arr < 1) or np.any(arr != np.floor(arr)):
         raise ComputeError(f"GEMM {name} must be a positive whole number, got {value!r}")
+    if np.issubdtype(arr.dtype, np.floating) and np.any(arr >= 2.0**63):
+        raise ComputeError(f"GEMM {name} = {arr.max():g} is too large: at most {INT64_MAX} (2**63 - 1)")
+    if np.issubdtype(arr.dtype, np.unsignedinteger) and np.any(arr > INT64_MAX):
+        raise ComputeError(f"GEMM {name} = {arr.max()} is too large: at most {INT64_MAX} (2**63 - 1)")
     return arr.astype(np.int64)
+
+
+def _check_int64(what: str, count: FloatArray, dims: tuple[IntArray, ...], tile: TileShape) -> None:
+    """Refuse shapes whose ``count`` (computed in float64, exact enough to compare) would wrap around int64."""
+    over = count >= 2.0**62  # headroom: a count times a small factor must still fit
+    if np.any(over):
+        i = int(np.argmax(np.broadcast_to(over, count.shape).ravel()))
+        m, n, k, batch = (int(np.broadcast_to(d, count.shape).ravel()[i]) for d in dims)
+        raise ComputeError(
+            f"GEMM m={m}, n={n}, k={k}, batch={batch} needs {float(count.ravel()[i]):.3g} {what} of "
+            f"{tile[0]} x {tile[1]} x {tile[2]}, beyond what int64 tile counts hold (2**62); refused"
+        )
 
 
 def resolve_tile(device: DeviceSpec, tile: GemmTile | TileShape | None) -> TileShape:
@@ -60,23 +85,26 @@ def plan_tiles(
     never adds a wave, and times stay non-decreasing in ``m``, ``n`` and ``k``.
     """
     tm, tn, tk = tile
-    tiles = batch * (-(-m // tm)) * (-(-n // tn))
-    k_tiles = -(-k // tk)
+    row_tiles, col_tiles, k_tiles = -(-m // tm), -(-n // tn), -(-k // tk)
+    tiles_f = batch.astype(np.float64) * row_tiles.astype(np.float64) * col_tiles.astype(np.float64)
+    _check_int64("tiles", np.asarray(tiles_f), (m, n, k, batch), tile)
+    tiles = batch * row_tiles * col_tiles
     if split_k is None:
         split = np.where(tiles < sms, np.minimum(k_tiles, np.maximum(sms // tiles, 1)), 1)
     else:
         if isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1:
             raise ComputeError(f"split_k must be a positive whole number or None, got {split_k!r}")
         split = np.minimum(k_tiles, split_k)
+    _check_int64("work units (tiles x K-splits)", np.asarray(tiles_f * split), (m, n, k, batch), tile)
     waves = -(-(tiles * split) // sms)
-    unit_k = (-(-k_tiles // split)) * tk
+    unit_k = (-(-k_tiles // split)).astype(np.float64) * tk  # float: k_tiles x tk may pass int64 for k near 2**63
     tile_flops = 2.0 * tm * tn
     return TilePlan(
         tiles=np.asarray(tiles, dtype=np.int64),
         split=np.asarray(split, dtype=np.int64),
         waves=np.asarray(waves, dtype=np.int64),
-        unit_flops=tile_flops * unit_k.astype(np.float64),
-        padded_flops=tile_flops * tiles.astype(np.float64) * (k_tiles * tk).astype(np.float64),
+        unit_flops=tile_flops * unit_k,
+        padded_flops=tile_flops * tiles.astype(np.float64) * (k_tiles.astype(np.float64) * tk),
     )
 
 

@@ -13,9 +13,10 @@ True
 
 from __future__ import annotations
 
-from rooflib.plot._base import Display, file_axes, new_axes
+from rooflib.plot._base import Display, NothingToPlotError, file_axes, new_axes
 from rooflib.plot.collective import CollectiveBandwidthDisplay, peak_link_bandwidth
 from rooflib.plot.comm import CommPoint, CommRooflineDisplay
+from rooflib.plot.groups import CollectiveGroupsDisplay
 from rooflib.plot.kernels import Kernel, KernelPoint, as_kernels, example_kernels, place_kernels
 from rooflib.plot.mechanism import MechanismMapDisplay
 from rooflib.plot.roofline import HierarchicalRooflineDisplay
@@ -23,6 +24,7 @@ from rooflib.plot.whatif import WhatIfDisplay, WhatIfSweepDisplay
 
 __all__ = [
     "CollectiveBandwidthDisplay",
+    "CollectiveGroupsDisplay",
     "CommPoint",
     "CommRooflineDisplay",
     "Display",
@@ -30,6 +32,7 @@ __all__ = [
     "Kernel",
     "KernelPoint",
     "MechanismMapDisplay",
+    "NothingToPlotError",
     "WhatIfDisplay",
     "WhatIfSweepDisplay",
     "as_kernels",

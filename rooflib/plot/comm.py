@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.plot._base import Display, eng_axis, finite, number_axis
+from rooflib.plot._base import Display, NothingToPlotError, eng_axis, finite, legend_outside, note_handle, number_axis
 from rooflib.plot.kernels import KernelLike, as_kernels, example_kernels
 from rooflib.plot.roofline import LEVEL_COLORS, LEVEL_NAMES, intensity_label, roof_curve
 from rooflib.roof import Roofs, roofline, roofs
@@ -29,13 +29,14 @@ from rooflib.specs.resolve import System
 from rooflib.units import format_bandwidth, format_flops
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
-    from matplotlib.collections import PathCollection
     from matplotlib.lines import Line2D
 
 __all__ = ["CommPoint", "CommRooflineDisplay"]
 
 FloatArray = npt.NDArray[np.float64]
+POINT_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "h", "<", ">")
 
 
 class CommPoint(NamedTuple):
@@ -54,7 +55,8 @@ class CommRooflineDisplay(Display):
 
     Attributes: ``roofs``, ``intensity`` (FLOP per network byte), ``network_curves`` (link class -> FLOP/s),
     ``compute_roof`` (FLOP/s), ``points`` (:class:`CommPoint`), ``skipped`` (kernels with no network bytes).
-    After :meth:`plot`: ``roof_lines_`` (link class -> Line2D), ``compute_line_``, ``points_`` (PathCollection).
+    After :meth:`plot`: ``roof_lines_`` (link class -> Line2D), ``compute_line_``, ``point_lines_`` (kernel name ->
+    Line2D of its marker; each kernel has its own marker shape, coloured by its link class, named in the legend).
     """
 
     def __init__(
@@ -106,6 +108,14 @@ class CommRooflineDisplay(Display):
         return cls(r, points, skipped=skipped).plot(ax=ax)
 
     def plot(self, ax: Axes | None = None) -> CommRooflineDisplay:
+        from matplotlib.lines import Line2D
+
+        if not self.points:
+            skipped = f" ({', '.join(self.skipped)} moved none)" if self.skipped else ""
+            raise NothingToPlotError(
+                f"{self.system}: no kernel with network bytes to place on the communication roofline{skipped}; "
+                "the hierarchical roofline shows kernels without them"
+            )
         axes = self._axes(ax)
         x = self.intensity
         self.roof_lines_: dict[str, Line2D] = {}
@@ -120,22 +130,31 @@ class CommRooflineDisplay(Display):
             [self.compute_roof] * 2,
             color="black",
             lw=1.2,
-            label=f"{self.dtype} compute {format_flops(self.compute_roof)}",
+            label=f"{self.dtype} compute peak {format_flops(self.compute_roof)}",
         )
-        xs = [p.intensity for p in self.points]
+        handles: list[Artist] = list(axes.get_legend_handles_labels()[0])
+        handles.append(Line2D([], [], ls="none", marker="o", ms=4, color="0.3", label="ridge point (roof meets peak)"))
         ys = [p.attainable for p in self.points]
         colors = [LEVEL_COLORS.get(p.link, "black") for p in self.points]
-        self.points_: PathCollection = axes.scatter(
-            xs, ys, c=colors, s=28, zorder=3, edgecolors="black", linewidths=0.5
-        )
-        for p in self.points:
-            axes.annotate(
-                f"{p.name} ({p.limiter})",
-                (p.intensity, p.attainable),
-                xytext=(5, -3),
-                textcoords="offset points",
-                fontsize=7,
+        self.point_lines_: dict[str, Line2D] = {}
+        for i, p in enumerate(self.points):
+            where = LEVEL_NAMES.get(p.link, p.link)
+            (self.point_lines_[p.name],) = axes.plot(
+                [p.intensity],
+                [p.attainable],
+                ls="none",
+                marker=POINT_MARKERS[i % len(POINT_MARKERS)],
+                ms=7,
+                color=colors[i],
+                mec="black",
+                mew=0.6,
+                zorder=4,
+                label=f"{p.name}: on {where}, {p.limiter}-bound, {format_flops(p.attainable)}",
             )
+            handles.append(self.point_lines_[p.name])
+        if self.skipped:
+            handles.append(note_handle())
+            handles[-1].set_label(f"not drawn (no network bytes): {', '.join(self.skipped)}")
         axes.set_xscale("log")
         axes.set_yscale("log")
         axes.set_xlim(x[0], x[-1])
@@ -147,5 +166,5 @@ class CommRooflineDisplay(Display):
         axes.set_ylabel("attainable FLOP/s per GPU (at the bound)")
         axes.set_title(f"{self.system}: communication-aware roofline ({self.dtype})", fontsize=9)
         axes.grid(True, which="major", alpha=0.3)
-        axes.legend(fontsize=7, loc="lower right")
+        legend_outside(axes, handles)
         return self

@@ -18,19 +18,54 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from rooflib.plot._base import Display, byte_ticks
+from rooflib.plot._base import Display, NothingToPlotError, byte_ticks, legend_outside
 from rooflib.specs.resolve import System
-from rooflib.transfer import MECHANISMS, Reduction, best_mechanism
+from rooflib.transfer import MECHANISMS, Reduction, available_mechanisms, best_mechanism
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.collections import QuadMesh
 
-__all__ = ["DEFAULT_MAP_SIZES", "MECHANISM_COLORS", "MechanismMapDisplay"]
+__all__ = ["DEFAULT_MAP_SIZES", "MECHANISM_COLORS", "MechanismMapDisplay", "mechanism_color", "why_no_mechanism"]
 
 DEFAULT_MAP_SIZES = np.exp2(np.arange(7, 31, dtype=np.float64))  # 128 B .. 1 GiB
-MECHANISM_COLORS = {"copy_engine": "#4c72b0", "tma": "#55a868", "ldst": "#dd8452", "multimem": "#8172b3"}
-MECHANISM_LABELS = {"copy_engine": "copy engine", "tma": "TMA", "ldst": "register ld/st", "multimem": "multimem"}
+MECHANISM_COLORS = {
+    "copy_engine": "#4c72b0",
+    "tma": "#55a868",
+    "ldst": "#dd8452",
+    "multimem": "#8172b3",
+    "rdma_proxy": "#c44e52",
+    "rdma_gpu": "#937860",
+}
+MECHANISM_LABELS = {
+    "copy_engine": "copy engine",
+    "tma": "TMA",
+    "ldst": "register ld/st",
+    "multimem": "multimem (NVLS)",
+    "rdma_proxy": "RDMA (CPU proxy)",
+    "rdma_gpu": "RDMA (GPU-initiated)",
+}
+_SPARE_COLORS = ("#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
+WHAT_REDUCTION = {"none": "move the data", "peer": "add into peer memory", "switch": "reduce in the switch"}
+
+
+def mechanism_color(mech: str) -> str:
+    """A fixed colour per mechanism (mechanisms added later get spare colours in a fixed order)."""
+    if mech in MECHANISM_COLORS:
+        return MECHANISM_COLORS[mech]
+    extra = [m for m in MECHANISMS if m not in MECHANISM_COLORS]
+    return _SPARE_COLORS[extra.index(mech) % len(_SPARE_COLORS)] if mech in extra else "0.5"
+
+
+def why_no_mechanism(system: System, reduction: Reduction) -> str:
+    """Why no mechanism of ``system`` can do ``reduction`` between two GPUs of one NVLink domain."""
+    if reduction == "switch" and not system.switch.in_network_reduction:
+        return f"{system.switch.display_name} has no in-network reduction (NVLS needs it); try reduction peer or none"
+    if reduction == "switch":
+        return f"{system.device.display_name} has no multimem mechanism; try reduction peer or none"
+    if reduction == "peer":
+        return f"{system.device.display_name} has no mechanism that adds into peer memory; try reduction none"
+    return f"{system.device.display_name} has no transfer mechanism in the catalog"
 
 
 def _edges(centres: npt.NDArray[np.float64], log: bool) -> npt.NDArray[np.float64]:
@@ -83,6 +118,11 @@ class MechanismMapDisplay(Display):
         ax: Axes | None = None,
     ) -> MechanismMapDisplay:
         """Evaluate :func:`rooflib.transfer.best_mechanism` on the grid (default 128 B..1 GiB x 1..all SMs)."""
+        if not available_mechanisms(system, reduction):
+            what = WHAT_REDUCTION[reduction]
+            raise NothingToPlotError(
+                f"{system.name}: no transfer mechanism can {what}: {why_no_mechanism(system, reduction)}"
+            )
         size = DEFAULT_MAP_SIZES if sizes is None else np.asarray(sizes, dtype=np.float64)
         budget = np.arange(1, int(system.device.sms) + 1) if sms is None else np.asarray(sms, dtype=np.int64)
         best, t = best_mechanism(system, size[None, :], budget[:, None], reduction)
@@ -92,8 +132,13 @@ class MechanismMapDisplay(Display):
         from matplotlib.colors import BoundaryNorm, ListedColormap
         from matplotlib.patches import Patch
 
+        if not self.mechanisms:
+            raise NothingToPlotError(
+                f"{self.system}: no mechanism can run at any point of the grid (SM budgets "
+                f"{int(self.sms.min(initial=0))}..{int(self.sms.max(initial=0))}, reduction {self.reduction})"
+            )
         axes = self._axes(ax)
-        colors = [MECHANISM_COLORS[m] for m in self.mechanisms] or ["white"]
+        colors = [mechanism_color(m) for m in self.mechanisms]
         cmap = ListedColormap(colors).with_extremes(under="white")
         norm = BoundaryNorm(np.arange(len(colors) + 1) - 0.5, len(colors))
         x = _edges(self.sizes, log=True)
@@ -103,10 +148,12 @@ class MechanismMapDisplay(Display):
         byte_ticks(axes, float(self.sizes[0]), float(self.sizes[-1]), every=3)
         axes.set_xlim(x[0], x[-1])
         axes.set_ylim(y[0], y[-1])
-        axes.set_xlabel("message size")
-        axes.set_ylabel("SM budget for communication")
+        axes.set_xlabel("message size (one peer transfer inside the NVLink domain)")
+        axes.set_ylabel("SM budget for communication (SMs)")
         what = "" if self.reduction == "none" else f", reduction: {self.reduction}"
         axes.set_title(f"{self.system}: fastest transfer mechanism{what}", fontsize=9)
-        handles = [Patch(facecolor=MECHANISM_COLORS[m], label=MECHANISM_LABELS[m]) for m in self.mechanisms]
-        axes.legend(handles=handles, fontsize=7, loc="upper left", framealpha=0.9)
+        handles = [Patch(facecolor=mechanism_color(m), label=MECHANISM_LABELS.get(m, m)) for m in self.mechanisms]
+        if (self.codes < 0).any():
+            handles.append(Patch(facecolor="white", edgecolor="0.6", label="none can run"))
+        legend_outside(axes, list(handles), title="fastest", title_fontsize=7)
         return self

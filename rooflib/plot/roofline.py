@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rooflib.errors import RooflibError
-from rooflib.plot._base import Display, eng_axis, finite, number_axis
+from rooflib.plot._base import Display, NothingToPlotError, eng_axis, finite, legend_outside, number_axis
 from rooflib.plot.kernels import KernelLike, KernelPoint, place_kernels
 from rooflib.roof import Roofs, roofs
 from rooflib.specs.devices import DTYPES, DType
@@ -29,6 +29,7 @@ from rooflib.specs.resolve import System
 from rooflib.units import format_bandwidth, format_flops
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.lines import Line2D
 
@@ -115,6 +116,10 @@ class HierarchicalRooflineDisplay(Display):
                 if dtypes is not None:
                     raise
         points = place_kernels(system, kernels, dtype=dtype)
+        for k in points:
+            if not any(np.isfinite(v) and v > 0 for v in k.intensity.values()):
+                why = "no FLOPs" if all(v == 0 for v in k.intensity.values()) else "no bytes through any level"
+                raise NothingToPlotError(f"kernel {k.name!r} has {why}: it has no intensity to place on a roofline")
         disp = cls(
             peak,
             achievable=roofs(system, dtype, achievable=True) if achievable else None,
@@ -124,6 +129,8 @@ class HierarchicalRooflineDisplay(Display):
         return disp.plot(ax=ax)
 
     def plot(self, ax: Axes | None = None) -> HierarchicalRooflineDisplay:
+        from matplotlib.lines import Line2D
+
         axes = self._axes(ax)
         x = self.intensity
         self.roof_lines_: dict[str, Line2D] = {}
@@ -137,40 +144,16 @@ class HierarchicalRooflineDisplay(Display):
             (self.roof_lines_[level],) = axes.plot(x, curve, color=LEVEL_COLORS.get(level), lw=2, label=label)
         if self.achievable is not None:
             for level, curve in self.achievable_curves.items():
+                name = LEVEL_NAMES.get(level, level)
                 (self.achievable_lines_[level],) = axes.plot(
-                    x, curve, color=LEVEL_COLORS.get(level), lw=1.2, ls="--", label=f"{LEVEL_NAMES[level]} achievable"
+                    x, curve, color=LEVEL_COLORS.get(level), lw=1.2, ls="--", label=f"{name} achievable"
                 )
-        same: dict[float, list[str]] = {}
-        for dtype, peak in self.compute_peaks.items():
-            same.setdefault(peak, []).append(dtype)
-        for peak, dtypes in same.items():
-            primary = self.dtype in dtypes
-            color = "black" if primary else "0.55"
-            line = axes.plot([x[0], x[-1]], [peak, peak], color=color, lw=1.0, ls="-" if primary else ":")[0]
-            self.compute_lines_.update(dict.fromkeys(dtypes, line))
-            axes.annotate(
-                f"{'/'.join(dtypes)} {format_flops(peak)}",
-                (x[0], peak),
-                xytext=(2, 2),
-                textcoords="offset points",
-                fontsize=7,
-                color=color,
-            )
+        handles: list[Artist] = list(axes.get_legend_handles_labels()[0])
+        handles += self._plot_compute_peaks(axes)
         for level, xr in self.ridge_points.items():
-            tint = LEVEL_COLORS.get(level, "black")
-            axes.plot([xr], [self.roofs.compute], marker="o", ms=4, color=tint, ls="none")
-            axes.annotate(
-                intensity_label(xr),
-                (xr, self.roofs.compute),
-                xytext=(-2, -4),
-                textcoords="offset points",
-                fontsize=7,
-                ha="right",
-                va="top",
-                rotation=90,
-                color=tint,
-            )
-        self._plot_kernels(axes)
+            axes.plot([xr], [self.roofs.compute], marker="o", ms=4, color=LEVEL_COLORS.get(level, "black"), ls="none")
+        handles.append(Line2D([], [], ls="none", marker="o", ms=4, color="0.3", label="ridge point (roof meets peak)"))
+        handles += self._plot_kernels(axes)
         axes.set_xscale("log")
         axes.set_yscale("log")
         axes.set_xlim(x[0], x[-1])
@@ -183,11 +166,54 @@ class HierarchicalRooflineDisplay(Display):
         kind = ", dashed: achievable" if self.achievable is not None else ""
         axes.set_title(f"{self.system}: hierarchical roofline ({self.dtype}{kind})", fontsize=9)
         axes.grid(True, which="major", alpha=0.3)
-        axes.legend(fontsize=7, loc="lower right")
+        legend_outside(axes, handles)
         return self
 
-    def _plot_kernels(self, axes: Axes) -> None:
+    def _plot_compute_peaks(self, axes: Axes) -> list[Artist]:
+        """Horizontal compute peaks: the roofline's dtype solid black (named in the legend), the others dotted
+        grey, labelled at the right edge, where every roof has reached the compute peak and nothing is drawn
+        (below the line when the peak above is too close for two labels)."""
+        from matplotlib.lines import Line2D
+
+        x = self.intensity
+        same: dict[float, list[str]] = {}
+        for dtype, peak in self.compute_peaks.items():
+            same.setdefault(peak, []).append(dtype)
+        previous = np.inf
+        for peak in sorted(same, reverse=True):
+            dtypes = same[peak]
+            primary = self.dtype in dtypes
+            color = "black" if primary else "0.55"
+            line = axes.plot([x[0], x[-1]], [peak, peak], color=color, lw=1.0, ls="-" if primary else ":")[0]
+            self.compute_lines_.update(dict.fromkeys(dtypes, line))
+            if not primary:
+                crowded = previous / peak < 1.6
+                axes.annotate(
+                    f"{'/'.join(dtypes)} {format_flops(peak)}",
+                    (x[-1], peak),
+                    xytext=(-3, -2 if crowded else 2),
+                    textcoords="offset points",
+                    ha="right",
+                    va="top" if crowded else "bottom",
+                    fontsize=7,
+                    color=color,
+                )
+            previous = peak
+        main = "/".join(same[self.roofs.compute]) if self.roofs.compute in same else self.dtype
+        handles: list[Artist] = [
+            Line2D([], [], color="black", lw=1.0, label=f"{main} compute peak {format_flops(self.roofs.compute)}")
+        ]
+        if len(same) > 1:
+            handles.append(Line2D([], [], color="0.55", lw=1.0, ls=":", label="other dtypes' peaks (labelled)"))
+        return handles
+
+    def _plot_kernels(self, axes: Axes) -> list[Artist]:
+        """Each kernel: one marker per level at its intensity there, joined by a thin line, at its bound."""
+        from matplotlib.lines import Line2D
+
         cycle = ("tab:red", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+        handles: list[Artist] = []
+        used: list[str] = []
         for i, k in enumerate(self.kernels):
             color = cycle[i % len(cycle)]
             levels = [lv for lv, v in k.intensity.items() if np.isfinite(v) and v > 0]
@@ -197,6 +223,10 @@ class HierarchicalRooflineDisplay(Display):
             (self.kernel_lines_[k.name],) = axes.plot(xs, [k.attainable] * len(xs), color=color, lw=0.8, ls="-")
             for lv, xv in zip(levels, xs, strict=True):
                 axes.plot([xv], [k.attainable], marker=LEVEL_MARKERS.get(lv, "o"), color=color, ls="none")
-            axes.annotate(
-                k.name, (xs[0], k.attainable), xytext=(4, 4), textcoords="offset points", fontsize=7, color=color
-            )
+                used += [] if lv in used else [lv]
+            label = f"{k.name}: {k.limiter}-bound, {format_flops(k.attainable)}"
+            handles.append(Line2D([], [], color=color, lw=0.8, marker="o", ms=4, label=label))
+        for lv in used:
+            label = f"kernel at its {LEVEL_NAMES.get(lv, lv)} intensity"
+            handles.append(Line2D([], [], ls="none", marker=LEVEL_MARKERS.get(lv, "o"), color="0.3", label=label))
+        return handles

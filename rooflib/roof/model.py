@@ -19,12 +19,16 @@ points ``P / B_hbm`` and ``P / B_c`` are the intensities above which the kernel 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Real
+from typing import get_args
 
-from rooflib.errors import RooflibError
+from rooflib.errors import GroupError, RooflibError, UnitError, UnknownNameError
 from rooflib.specs.devices import DTYPES, DType
 from rooflib.specs.resolve import System
+from rooflib.specs.systems import LinkClass
 
 __all__ = ["Roofline", "Roofs", "roofline", "roofs"]
 
@@ -43,10 +47,10 @@ class Roofs:
 
     def ridge(self, level: str) -> float:
         """FLOP per byte at which ``level`` (``hbm``, ``l2`` or a link class) meets the compute roof."""
-        bw = {"hbm": self.hbm, "l2": self.l2, **self.links}.get(level)
-        if bw is None:
-            raise RooflibError(f"no roof {level!r}; roofs: hbm, l2, {', '.join(self.links)}")
-        return self.compute / bw
+        levels = {"hbm": self.hbm, "l2": self.l2, **self.links}
+        if level not in levels:
+            raise UnknownNameError("roof", level, levels)
+        return self.compute / levels[level]
 
 
 def roofs(system: System, dtype: DType = "bf16", *, achievable: bool = False) -> Roofs:
@@ -54,6 +58,8 @@ def roofs(system: System, dtype: DType = "bf16", *, achievable: bool = False) ->
 
     Achievable uses the device's tensor and HBM efficiencies and the library's link efficiencies.
     """
+    if dtype not in DTYPES:
+        raise UnknownNameError("dtype", str(dtype), DTYPES)
     dev = system.device
     peak = dev.tensor_peak(dtype) or dev.vector_peak(dtype)
     if peak is None:
@@ -134,16 +140,37 @@ def roofline(
     dtype: DType = "bf16",
     achievable: bool = False,
 ) -> Roofline:
-    """Place a kernel (per-GPU FLOPs, HBM bytes and network bytes by link class) on the roofline of ``system``."""
+    """Place a kernel (per-GPU FLOPs, HBM bytes and network bytes by link class) on the roofline of ``system``.
+
+    Every amount must be a finite number >= 0 (:class:`~rooflib.errors.UnitError` otherwise); a link class
+    other than ``nvlink`` or ``ib`` is an :class:`~rooflib.errors.UnknownNameError`, and one the system lacks
+    (``ib`` on a single NVLink domain) a :class:`~rooflib.errors.GroupError`.
+    """
     r = roofs(system, dtype, achievable=achievable)
     net = dict(net_bytes or {})
-    for name, value in {"flops": flops, "hbm_bytes": hbm_bytes, **net}.items():
-        if value < 0:
-            raise RooflibError(f"{name} must be >= 0, got {value}")
-    unknown = set(net) - set(r.links)
+    amounts: dict[str, object] = {"flops": flops, "hbm_bytes": hbm_bytes}
+    amounts |= {f"net_bytes[{c!r}]": b for c, b in net.items()}
+    for name, value in amounts.items():
+        _check_amount(name, value)
+    unknown = sorted(str(c) for c in net if c not in ROOF_LINKS)
     if unknown:
-        raise RooflibError(
-            f"{system.name} has no {', '.join(sorted(unknown))} links per GPU; link classes: {', '.join(r.links)}"
+        raise UnknownNameError("link class", unknown[0], ROOF_LINKS)
+    missing = sorted(set(net) - set(r.links))
+    if missing:
+        raise GroupError(
+            f"{system.name} ({system.gpus} GPUs) has no {', '.join(missing)} links per GPU; "
+            f"link classes: {', '.join(r.links)}"
         )
     comm = {c: b / r.links[c] for c, b in net.items()}
     return Roofline(r, flops, hbm_bytes, net, flops / r.compute, hbm_bytes / r.hbm, comm)
+
+
+ROOF_LINKS: tuple[LinkClass, ...] = tuple(c for c in get_args(LinkClass) if c != "pcie")
+"""Link classes a kernel's network bytes may name: the scale-up (``nvlink``) and scale-out (``ib``) links."""
+
+
+def _check_amount(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise UnitError(f"roofline {name} must be a number, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise UnitError(f"roofline {name} must be >= 0 and finite, got {value!r}")

@@ -19,9 +19,17 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
   layers) take ``max(C, M) + min(C, M) / steps``. ``s`` is chosen to minimise the time; the copy engine needs
   no SMs (``s = 0``) and pays its ``piece_cost`` (else its fixed cost) per further wave.
 
-Every schedule pays one kernel launch. Reductions follow the mechanisms' capabilities: in-switch reduction
-only by multimem; into peer memory by TMA add or ``red``; a copy engine can only move partial sums, which the
-receiver then adds (three HBM passes over the received bytes).
+Step pipelines send one message per step (each pays its mechanism's fixed cost) and signal each step's arrival
+(``steps x sync_inter_sm``), so a pipeline of a billion steps costs what it should. Groups that span NVLink
+domains send the NVLink share by the mechanism and the network share by GPUDirect RDMA at once
+(:mod:`rooflib.schedule.context`, :mod:`rooflib.schedule.traffic`).
+
+Two more choices are always there, so the best is never worse than what plain PyTorch + NCCL does: the
+compute followed by the library's own collective (mechanism ``library``: the baseline itself) and by the
+fastest modelled collective kernel as a separate call (mechanism ``auto``; the algorithm is named, as
+``rooflib collective`` names it). Every schedule pays one kernel launch. Reductions follow the mechanisms'
+capabilities: in-switch reduction only by multimem; into peer memory by TMA add or ``red``; a copy engine can
+only move partial sums, which the receiver then adds (three HBM passes over the received bytes).
 """
 
 from __future__ import annotations
@@ -32,24 +40,32 @@ from dataclasses import dataclass
 import numpy as np
 
 from rooflib.collectives import predict_collective
-from rooflib.compute.cost import ComputeCost
+from rooflib.schedule.context import Context
 from rooflib.schedule.pressure import intra_sm_pressure
-from rooflib.schedule.stage import Comm, Stage, direct_egress
+from rooflib.schedule.stage import Comm, Stage
+from rooflib.schedule.traffic import comm_lower_bound
 from rooflib.specs.resolve import System
-from rooflib.topology import topology_of
-from rooflib.transfer import CAPABILITIES, Mechanism, available_mechanisms, mechanism_rate, transfer_time
+from rooflib.transfer import CAPABILITIES, Mechanism, available_mechanisms
 
-__all__ = ["SCHEDULES", "Choice", "StagePrediction", "predict_stage", "schedule_time"]
+__all__ = ["AUTO", "LIBRARY", "SCHEDULES", "Choice", "StagePrediction", "predict_stage", "schedule_time"]
 
 SCHEDULES = ("sequential", "intra_sm", "inter_sm")
+LIBRARY = "library"
+"""Mechanism label of the compute followed by the collective library's own algorithm (the baseline)."""
+AUTO = "auto"
+"""Mechanism label of the compute followed by the fastest modelled collective kernel, as a separate call."""
 
 
 @dataclass(frozen=True)
 class Choice:
+    """One way to run a stage: schedule, communication SMs, mechanism (or ``library`` / ``auto`` for a separate
+    collective call, whose ``algorithm`` is named) and the predicted time in seconds."""
+
     schedule: str
     comm_sms: int
     mechanism: str
     time_s: float
+    algorithm: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,7 +75,7 @@ class StagePrediction:
     baseline_s: float
     compute_s: float  # at the datasheet peak, no quantisation
     memory_s: float
-    comm_s: float  # minimum bytes at the raw link rate
+    comm_s: float  # the communication lower bound (rooflib.schedule.traffic.comm_lower_bound)
     choices: tuple[Choice, ...]
 
     @property
@@ -71,75 +87,22 @@ def _mechanisms(system: System, comm: Comm) -> list[Mechanism]:
     if comm.reduction == "switch":
         return available_mechanisms(system, "switch")
     if comm.reduction == "peer":
-        return [*available_mechanisms(system, "peer"), "copy_engine"]  # the copy engine moves partials; see _local_add
+        return [*available_mechanisms(system, "peer"), "copy_engine"]  # the copy engine moves partials
     return available_mechanisms(system, "none")
 
 
-class _Ctx:
-    """Per-stage quantities shared by the schedules."""
-
-    def __init__(self, system: System, members: tuple[int, ...], stage: Stage) -> None:
-        self.system, self.members, self.stage = system, members, stage
-        self.sms = int(system.device.sms)
-        self.n = len(members)
-        self.dst = members[-1] if self.n > 1 else members[0]
-        topo = topology_of(system) if self.n > 1 else None
-        self.link = topo.bottleneck(members[0], self.dst) if topo is not None else float("inf")
-        self.latency = topo.latency(members[0], self.dst) if topo is not None else 0.0
-        comm = stage.comm
-        self.egress = (
-            0.0 if comm is None else direct_egress(comm.op, comm.nbytes, self.n, switch=comm.reduction == "switch")
-        )
-        self.launch = system.device.kernel_launch.value
-        self._compute: dict[int, ComputeCost] = {}
-
-    def cost(self, sms: int) -> ComputeCost:
-        """The stage's compute on ``sms`` SMs (computed once per SM count)."""
-        assert self.stage.compute is not None
-        if sms not in self._compute:
-            self._compute[sms] = self.stage.compute(sms)
-        return self._compute[sms]
-
-    def compute(self, sms: int) -> float:
-        if self.stage.compute is None or sms <= 0:
-            return 0.0 if self.stage.compute is None else math.inf
-        return self.cost(sms).time_s
-
-    def comm(self, mech: Mechanism, sms: int, reuse: float = 1.0) -> float:
-        assert self.stage.comm is not None
-        if self.egress == 0:
-            return 0.0
-        nbytes = self.egress * reuse
-        if self.stage.send_time is not None:
-            return self.stage.send_time(mech, sms, nbytes) + self._local_add(mech)
-        reduce = self.stage.comm.reduction != "none" and mech != "copy_engine"
-        t = float(
-            transfer_time(
-                self.system, mech, nbytes, sms, src=self.members[0], dst=self.dst, reduce=reduce, link=self.link
-            )
-        )
-        return t + self._local_add(mech)
-
-    def rate(self, mech: Mechanism, sms: int) -> float:
-        reduce = self.stage.comm is not None and self.stage.comm.reduction != "none" and mech != "copy_engine"
-        return float(mechanism_rate(self.system, mech, sms, link=self.link, reduce=reduce))
-
-    def _local_add(self, mech: Mechanism) -> float:
-        """A copy engine cannot reduce: the receiver reads its partial and the received one and writes the sum."""
-        if mech != "copy_engine" or self.stage.comm is None or self.stage.comm.reduction == "none":
-            return 0.0
-        dev = self.system.device
-        return 3.0 * self.egress / (dev.hbm_bandwidth.value * dev.hbm_efficiency.value)
+def _pieces(ctx: Context) -> int:
+    return ctx.stage.steps or 1
 
 
-def _sequential(ctx: _Ctx, mech: Mechanism) -> Choice:
+def _sequential(ctx: Context, mech: Mechanism) -> Choice:
     t = ctx.compute(ctx.sms) + ctx.comm(mech, ctx.sms) + ctx.launch
-    return Choice("sequential", 0 if not CAPABILITIES[mech].uses_sms else ctx.sms, mech, t)
+    return Choice("sequential", 0 if not CAPABILITIES[mech].uses_sms else ctx.sms, ctx.label(mech), t)
 
 
-def _intra(ctx: _Ctx, mech: Mechanism) -> Choice | None:
+def _intra(ctx: Context, mech: Mechanism) -> Choice | None:
     """Intra-SM time; None when the send buffers leave the compute no pipeline (``rooflib.schedule.pressure``)."""
-    c, m = ctx.compute(ctx.sms), ctx.comm(mech, ctx.sms, ctx.stage.intra_reuse)
+    c, m = ctx.compute(ctx.sms), ctx.comm(mech, ctx.sms, ctx.stage.intra_reuse, _pieces(ctx))
     pipe = ctx.stage.pipeline
     if pipe is not None and ctx.stage.compute is not None and ctx.egress > 0:
         send = ctx.egress * ctx.stage.intra_reuse
@@ -154,14 +117,15 @@ def _intra(ctx: _Ctx, mech: Mechanism) -> Choice | None:
             m = max(m, send / (p.send_rate_cap * ctx.sms))
     per_sm = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
     t = max(c, m) + min(c, m) / per_sm + per_sm * ctx.system.device.sync_intra_sm.value + ctx.launch
-    return Choice("intra_sm", ctx.sms, mech, t)
+    return Choice("intra_sm", ctx.sms, ctx.label(mech), t)
 
 
-def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
+def _inter_at(ctx: Context, mech: Mechanism, s: int) -> float:
     """Inter-SM time with ``s`` communication SMs (``s = 0``: the copy engine, all SMs compute)."""
     sync = ctx.system.device.sync_inter_sm.value
-    if not CAPABILITIES[mech].uses_sms:  # copy engine: all SMs compute, one DMA per wave
-        c = ctx.compute(ctx.sms)
+    if not CAPABILITIES[mech].uses_sms:  # copy engine: all SMs compute (but the network side's), one DMA a wave
+        net = ctx.network_sms(ctx.sms)
+        c = ctx.compute(ctx.sms - net)
         waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
         ce = ctx.system.device.transfer.copy_engine
         fixed = (ce.piece_cost or ce.fixed_cost).value  # each further piece and its arrival signal
@@ -170,9 +134,11 @@ def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
     c = ctx.compute(ctx.sms - s)
     if not math.isfinite(c):
         return math.inf
-    m = ctx.comm(mech, s)
     if ctx.stage.steps:  # step pipelines (ring hops, buckets, layers): one step of the smaller part is exposed
-        return max(c, m) + min(c, m) / ctx.stage.steps + sync + ctx.launch
+        steps = ctx.stage.steps
+        m = ctx.comm(mech, s, pieces=steps)
+        return max(c, m) + min(c, m) / steps + steps * sync + ctx.launch
+    m = ctx.comm(mech, s)
     # tile pipelines, a two-stage flow shop with W = S - s compute SMs working in waves of W tiles: each stage
     # is busy throughout, but one end of the other is exposed (whichever bound is larger)
     assert ctx.stage.comm is not None
@@ -190,14 +156,14 @@ def _inter_at(ctx: _Ctx, mech: Mechanism, s: int) -> float:
     return t + sync + ctx.launch
 
 
-def _inter(ctx: _Ctx, mech: Mechanism) -> Choice:
+def _inter(ctx: Context, mech: Mechanism) -> Choice:
     if not CAPABILITIES[mech].uses_sms:
-        return Choice("inter_sm", 0, mech, _inter_at(ctx, mech, 0))
-    best = Choice("inter_sm", 1, mech, math.inf)
+        return Choice("inter_sm", ctx.network_sms(ctx.sms), ctx.label(mech), _inter_at(ctx, mech, 0))
+    best = Choice("inter_sm", 1, ctx.label(mech), math.inf)
     for s in _candidates(ctx.sms):
         t = _inter_at(ctx, mech, s)
         if t < best.time_s:
-            best = Choice("inter_sm", s, mech, t)
+            best = Choice("inter_sm", s, ctx.label(mech), t)
     return best
 
 
@@ -205,7 +171,7 @@ def schedule_time(
     system: System, members: tuple[int, ...], stage: Stage, schedule: str, mechanism: Mechanism, comm_sms: int = 0
 ) -> float:
     """Time of one (schedule, mechanism, comm SMs) for ``stage``: the formulas above at a given SM split."""
-    ctx = _Ctx(system, members, stage)
+    ctx = Context(system, members, stage)
     if schedule == "sequential":
         return _sequential(ctx, mechanism).time_s
     if schedule == "intra_sm":
@@ -222,49 +188,65 @@ def _candidates(sms: int) -> list[int]:
     return sorted(set(small + large))
 
 
-def _baseline(ctx: _Ctx) -> float:
-    stage, t = ctx.stage, 0.0
-    if stage.compute is not None:
-        t += stage.compute(None).time_s + stage.library_launches * ctx.launch
-    if stage.comm is not None and ctx.n > 1:
-        r = predict_collective(
-            stage.comm.op, ctx.system, gpus=ctx.members, nbytes=stage.comm.nbytes, algorithm="library"
-        )
-        t += float(r.time_s[0])
-    return t
+def _collective(ctx: Context, algorithm: str) -> tuple[float, str]:
+    """The stage's communication as ``calls`` separate library calls of ``nbytes / calls`` (stream launches)."""
+    comm = ctx.stage.comm
+    if comm is None or ctx.n < 2:
+        return 0.0, ""
+    r = predict_collective(comm.op, ctx.system, gpus=ctx.members, nbytes=comm.nbytes / comm.calls, algorithm=algorithm)
+    return comm.calls * float(r.time_s[0]), r.algorithm[0]
 
 
-def predict_stage(system: System, members: tuple[int, ...], stage: Stage) -> StagePrediction:
-    """Bound, baseline and every (schedule, mechanism, comm SMs) choice for one stage on ``members``."""
-    ctx = _Ctx(system, members, stage)
-    dev = system.device
-    compute_s = memory_s = 0.0
+def _separate(ctx: Context, algorithm: str) -> Choice:
+    """The compute (cuBLAS or the library kernels) then the collective as its own call(s)."""
+    t, alg = _collective(ctx, algorithm)
+    if ctx.stage.compute is not None:
+        t += ctx.stage.compute(None).time_s + ctx.stage.library_launches * ctx.launch
+    return Choice("sequential", 0, LIBRARY if algorithm == "library" else AUTO, t, alg)
+
+
+def _bound_terms(ctx: Context) -> tuple[float, float, float]:
+    stage, system, dev = ctx.stage, ctx.system, ctx.system.device
+    compute_s = memory_s = comm_s = 0.0
     if stage.compute is not None:
         ideal = stage.compute(None)
         peak = dev.tensor_peak(ideal.dtype) if ideal.unit == "tensor" else dev.vector_peak(ideal.dtype)
         compute_s = ideal.flops / (peak or ideal.peak_flops_per_s)
         memory_s = ideal.hbm_bytes / dev.hbm_bandwidth.value
-    comm_s = 0.0
-    if stage.comm is not None and ctx.n > 1:  # the fewest bytes any mechanism could send, at the raw link rate
-        least = direct_egress(stage.comm.op, stage.comm.nbytes, ctx.n)
-        one_domain = len({g // system.domain_gpus for g in members}) == 1
-        if system.switch.in_network_reduction and one_domain:
-            least = min(least, direct_egress(stage.comm.op, stage.comm.nbytes, ctx.n, switch=True))
-        comm_s = least / ctx.link
+    if stage.comm is not None and ctx.n > 1:  # the fewest bytes any implementation moves, at raw link rates
+        switch = system.switch.in_network_reduction and system.switch.multicast
+        comm_s = comm_lower_bound(
+            stage.comm.op,
+            stage.comm.nbytes,
+            ctx.n,
+            [len(d) for d in ctx.domains],
+            nvlink_bps=ctx.link if not ctx.multi else system.nvlink_bandwidth,
+            network_bps=ctx.net_link,
+            switch=switch,
+        )
+    return compute_s, memory_s, comm_s
+
+
+def predict_stage(system: System, members: tuple[int, ...], stage: Stage) -> StagePrediction:
+    """Bound, baseline and every (schedule, mechanism, comm SMs) choice for one stage on ``members``."""
+    ctx = Context(system, members, stage)
+    compute_s, memory_s, comm_s = _bound_terms(ctx)
     choices: list[Choice] = []
-    if stage.comm is None or ctx.n < 2 or stage.compute is None:
+    if stage.comm is None or ctx.n < 2:
         only = (ctx.compute(ctx.sms) + ctx.launch) if stage.compute is not None else 0.0
-        if stage.comm is not None and ctx.n > 1:
-            only += min(ctx.comm(m, ctx.sms) for m in _mechanisms(system, stage.comm)) + (
-                ctx.launch if only == 0 else 0
-            )
-        choices.append(Choice("sequential", 0, "none" if stage.comm is None else "auto", only))
+        choices.append(Choice("sequential", 0, "none", only))
+        baseline = _separate(ctx, "library").time_s
     else:
-        for mech in _mechanisms(system, stage.comm):
-            choices.append(_sequential(ctx, mech))
-            intra = _intra(ctx, mech) if CAPABILITIES[mech].uses_sms else None
-            if intra is not None:
-                choices.append(intra)
-            choices.append(_inter(ctx, mech))
+        library = _separate(ctx, "library")
+        baseline = library.time_s
+        choices += [library, _separate(ctx, "auto")]
+        if stage.compute is not None:
+            for mech in _mechanisms(system, stage.comm):
+                choices.append(_sequential(ctx, mech))
+                intra = _intra(ctx, mech) if CAPABILITIES[mech].uses_sms else None
+                if intra is not None:
+                    choices.append(intra)
+                choices.append(_inter(ctx, mech))
+    unique = {(c.schedule, c.mechanism, c.algorithm): c for c in sorted(choices, key=lambda c: -c.time_s)}
     bound = max(compute_s, memory_s, comm_s)
-    return StagePrediction(stage.name, bound, _baseline(ctx), compute_s, memory_s, comm_s, tuple(choices))
+    return StagePrediction(stage.name, bound, baseline, compute_s, memory_s, comm_s, tuple(unique.values()))

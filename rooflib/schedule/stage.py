@@ -43,6 +43,11 @@ class Comm:
     nbytes: float  # nccl-tests size of the collective a sequential implementation calls
     reduction: Reduction = "none"  # what a fused kernel must do with the bytes it receives
     before_compute: bool = False  # True when the bytes feed the compute (all-gather then GEMM)
+    calls: int = 1  # separate library calls a sequential implementation makes, nbytes / calls each (buckets, layers)
+
+    def __post_init__(self) -> None:
+        if self.calls < 1 or self.nbytes < 0:
+            raise ValueError(f"a Comm needs calls >= 1 and nbytes >= 0, got {self}")
 
 
 @dataclass(frozen=True)

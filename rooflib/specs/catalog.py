@@ -18,13 +18,23 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from rooflib.errors import SpecError, UnknownNameError
+from rooflib.errors import SpecError, SpecFileError, UnknownNameError
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SOURCE_PREFIXES
 from rooflib.specs.interconnects import InterconnectSpec
 from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 
-__all__ = ["Catalog", "RawItem", "builtin_data_dir", "default_catalog", "validate", "validate_model"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "Catalog",
+    "RawItem",
+    "builtin_data_dir",
+    "default_catalog",
+    "load_yaml",
+    "validate",
+    "validate_model",
+]
 
 KINDS = ("device", "interconnect", "system", "library", "profile", "sources")
 _MODELS: dict[str, Any] = {
@@ -55,19 +65,125 @@ class RawItem:
     path: Path
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+MAX_FILE_BYTES = 16 * 2**20
+"""Largest catalog or profile file read (the built-in ones are a few KiB)."""
+MAX_NODES = 100_000
+"""Most YAML nodes a file may expand to once its aliases are followed (the built-in files have under 1,000);
+a file past it (a "billion laughs" alias bomb) is refused before it is built."""
+
+
+class _Refused(Exception):
+    """Why a composed YAML document is refused (turned into a SpecFileError by the caller)."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_keys(node: yaml.MappingNode) -> None:
+    seen: set[tuple[str, str]] = set()
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+            ident = (key.tag, key.value)
+            if ident in seen:
+                raise _Refused(f"key {key.value!r} is given twice (line {key.start_mark.line + 1})")
+            seen.add(ident)
+
+
+def _check_nodes(root: yaml.Node) -> None:
+    """Refuse recursive aliases, duplicate keys and documents that expand past :data:`MAX_NODES` nodes.
+
+    Iterative depth-first walk; each node's expanded size (itself plus its children's, an alias counting
+    every time it is used) is computed once, so an alias bomb is measured in microseconds, not built.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        ident = id(node)
+        if finished:
+            open_nodes.discard(ident)
+            sizes[ident] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[ident] > MAX_NODES:
+                raise _Refused(
+                    f"expands to more than {MAX_NODES:,} YAML nodes through its aliases (an alias bomb?); refused"
+                )
+            continue
+        if ident in sizes:
+            continue
+        if ident in open_nodes:
+            raise _Refused(f"a YAML alias refers to itself (line {node.start_mark.line + 1}); refused")
+        open_nodes.add(ident)
+        if isinstance(node, yaml.MappingNode):
+            _check_keys(node)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
+    return "not valid YAML: " + " ".join(str(exc).split())
+
+
+def load_yaml(path: Path) -> Any:
+    """The YAML document in ``path`` (safe loader), or a :class:`SpecFileError` naming the file when it is
+    missing, unreadable, larger than :data:`MAX_FILE_BYTES`, not UTF-8, not YAML, has a duplicate key or
+    expands past :data:`MAX_NODES` nodes."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_LOADER)
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SpecFileError(
+                path, f"is {size / 2**20:.0f} MiB; a catalog file is at most {MAX_FILE_BYTES >> 20} MiB"
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SpecFileError(path, "no such file") from None
+    except OSError as exc:
+        raise SpecFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
+        raise SpecFileError(
+            path, f"is not UTF-8 text (byte 0x{bad:02x} at offset {exc.start}); is it a YAML file?"
+        ) from None
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node)
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
-        raise SpecError(path, [("<yaml>", None, f"not valid YAML: {exc}")]) from None
+        raise SpecFileError(path, _yaml_message(exc)) from None
+    except _Refused as exc:
+        raise SpecFileError(path, str(exc)) from None
+    except RecursionError:
+        raise SpecFileError(path, "is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    data = load_yaml(path)
+    if data is None:
+        raise SpecFileError(path, "is empty; a catalog file holds one mapping with 'kind' and 'name'")
     if not isinstance(data, dict):
-        raise SpecError(path, [("<file>", data, "must be a mapping with 'kind' and 'name'")])
+        what = type(data).__name__
+        raise SpecError(path, [("<file>", data, f"must be a mapping with 'kind' and 'name', not a {what}")])
     kind = data.get("kind")
     if kind not in KINDS:
         raise SpecError(path, [("kind", kind, f"must be one of {', '.join(KINDS)}")])
-    if kind != "sources" and not isinstance(data.get("name"), str):
-        raise SpecError(path, [("name", data.get("name"), "every item needs a string 'name'")])
+    name = data.get("name")
+    if kind != "sources" and (not isinstance(name, str) or not name.strip()):
+        raise SpecError(path, [("name", name, "every item needs a non-empty string 'name'")])
     return data
 
 
@@ -76,7 +192,7 @@ def _yaml_files(root: Path) -> Iterator[Path]:
         yield root
         return
     if not root.is_dir():
-        raise FileNotFoundError(f"catalog path {root} is neither a file nor a folder")
+        raise SpecFileError(root, "catalog path does not exist (neither a file nor a folder)")
     yield from sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
@@ -94,6 +210,8 @@ def _loc(loc: tuple[int | str, ...], kind: str) -> str:
     parts = list(loc)
     if kind == "interconnect" and parts and parts[0] in ("nvlink", "nvswitch", "pcie", "infiniband"):
         parts = parts[1:]  # the discriminator tag is not a field the user wrote
+    if parts and parts[-1] == "[key]":  # pydantic's marker for a bad dictionary key: the key is the field
+        parts = parts[:-1]
     text = ""
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
@@ -125,8 +243,8 @@ def validate_model(model: Any, data: Any, path: Path | str, kind: str = "") -> A
         for err in exc.errors():
             where = _loc(err["loc"], kind)
             value = err.get("input")
-            if err["type"] == "missing" and "." not in where:
-                value = None  # the input is the whole item: naming the missing field says enough
+            if (err["type"] == "missing" and "." not in where) or where == "<item>":
+                value = None  # the input is the whole item: naming the field (or the check) says enough
             elif where.endswith(".value") or isinstance(value, Mapping):
                 value = _lookup(clean, where) if not isinstance(value, Mapping | list) else value
             msg = err["msg"].removeprefix("Value error, ")
@@ -158,8 +276,14 @@ class Catalog:
         roots += [Path(p) for p in extra]
         cat = cls(paths=tuple(roots), items={k: {} for k in KINDS})
         for root in roots:
+            seen: dict[tuple[str, str], Path] = {}
             for path in _yaml_files(root):
-                cat.add_file(path)
+                item = cat.add_file(path)
+                if item is None:
+                    continue
+                first = seen.setdefault((item.kind, item.name), path)
+                if first != path:  # a later root may replace an item; one root may not define it twice
+                    raise SpecError(path, [("name", item.name, f"a {item.kind} of that name is also in {first}")])
         return cat
 
     def add_file(self, path: Path) -> RawItem | None:
@@ -168,6 +292,13 @@ class Catalog:
             entries = data.get("sources")
             if not isinstance(entries, dict):
                 raise SpecError(path, [("sources", entries, "must map source ids to {title, url}")])
+            bad = [
+                (f"sources.{k}", v, "must be a mapping {title, url}")
+                for k, v in entries.items()
+                if not isinstance(v, dict)
+            ]
+            if bad:
+                raise SpecError(path, bad)
             self.sources.update(entries)
             return None
         item = RawItem(data["kind"], data["name"], data, path)
@@ -179,20 +310,38 @@ class Catalog:
         return sorted(self.items[kind])
 
     def raw(self, kind: str, name: str) -> RawItem:
-        """The item's raw data with any ``extends`` chain merged in."""
-        try:
-            item = self.items[kind][name]
-        except KeyError:
-            raise UnknownNameError(kind, name, self.items[kind]) from None
-        parent = item.data.get("extends")
-        if parent is None:
-            return item
-        if parent == name:
-            raise SpecError(item.path, [("extends", parent, "an item cannot extend itself")])
-        if parent not in self.items[kind]:
-            raise SpecError(item.path, [("extends", parent, f"no {kind} of that name")])
-        base = self.raw(kind, parent)
-        return RawItem(kind, name, _deep_merge(base.data, item.data), item.path)
+        """The item's raw data with any ``extends`` chain merged in (a circular chain is a SpecError)."""
+        if name not in self.items[kind]:
+            raise UnknownNameError(kind, name, self.items[kind])
+        chain = [self.items[kind][name]]
+        while (parent := chain[-1].data.get("extends")) is not None:
+            item = chain[-1]
+            if not isinstance(parent, str) or not parent:
+                raise SpecError(item.path, [("extends", parent, f"must be the name of a {kind}")])
+            if parent == item.name:
+                raise SpecError(item.path, [("extends", parent, "an item cannot extend itself")])
+            names = [c.name for c in chain]
+            if parent in names:
+                loop = chain[names.index(parent) :]
+                text = " -> ".join(f"{c.name} ({c.path})" for c in loop)
+                first = loop[0]
+                problem = ("extends", first.data["extends"], f"circular extends chain: {text} -> {parent}")
+                raise SpecError(first.path, [problem])
+            if parent not in self.items[kind]:
+                raise SpecError(item.path, [("extends", parent, self._no_such(kind, parent))])
+            chain.append(self.items[kind][parent])
+        if len(chain) == 1:
+            return chain[0]
+        data = chain[-1].data
+        for item in reversed(chain[:-1]):
+            data = _deep_merge(data, item.data)
+        return RawItem(kind, name, data, chain[0].path)
+
+    def _no_such(self, kind: str, name: str) -> str:
+        others = [k for k in KINDS if name in self.items.get(k, {})]
+        if others:
+            return f"no {kind} of that name ({name!r} is a {others[0]}; an item extends one of its own kind)"
+        return f"no {kind} of that name; {kind}s: {', '.join(self.names(kind))}"
 
     def get(self, kind: str, name: str) -> Any:
         key = (kind, name)
@@ -219,15 +368,27 @@ class Catalog:
         return self.get("interconnect", name)
 
     def profile(self, name_or_path: str | Path) -> tuple[ProfileSpec, Path]:
+        """A profile by catalog name, or from a YAML file (added to this catalog).
+
+        A path that does not exist is a :class:`SpecFileError` naming it; a name that is neither a file nor a
+        catalog profile is an :class:`UnknownNameError` listing the catalog's profiles.
+        """
         path = Path(name_or_path)
-        if path.suffix in (".yaml", ".yml") and path.is_file():
+        name = str(name_or_path)
+        if path.is_file():
+            data = _read_yaml(path)
+            if data["kind"] != "profile":
+                raise SpecError(path, [("kind", data["kind"], "a profile file needs kind: profile")])
             item = self.add_file(path)
             assert item is not None
-            if item.kind != "profile":
-                raise SpecError(path, [("kind", item.kind, "a profile file needs kind: profile")])
             name = item.name
-        else:
-            name = str(name_or_path)
+        elif name not in self.items["profile"]:
+            known = ", ".join(self.names("profile")) or "none"
+            if path.is_dir():
+                raise SpecFileError(path, f"is a folder, not a profile file (catalog profiles: {known})")
+            if path.suffix in (".yaml", ".yml") or os.sep in name or "/" in name:
+                raise SpecFileError(path, f"no such profile file (catalog profiles by name: {known})")
+            raise UnknownNameError("profile", name, self.items["profile"])
         spec: ProfileSpec = self.get("profile", name)
         return spec, self.items["profile"][name].path
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -16,6 +16,8 @@ from rooflib.specs.figures import (
     Frequency,
     SizeCurve,
     SpecModel,
+    WholeNumber,
+    name_of,
 )
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
 
 DType = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4"]
 DTYPES: tuple[DType, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+DTypeName = Annotated[str, name_of("dtype", DTYPES)]
 
 
 class TensorPeaks(SpecModel):
@@ -106,11 +109,11 @@ class MechanismSpecs(SpecModel):
 class GemmTile(SpecModel):
     """Default output tile of a tuned GEMM kernel on this device, for tile and wave quantisation."""
 
-    m: int = Field(gt=0)
-    n: int = Field(gt=0)
-    k: int = Field(gt=0)
-    stages: int = Field(4, ge=1, description="shared-memory pipeline stages of the mainloop, (m + n) x k each")
-    compute_registers: int = Field(
+    m: WholeNumber = Field(gt=0, le=65536)
+    n: WholeNumber = Field(gt=0, le=65536)
+    k: WholeNumber = Field(gt=0, le=65536)
+    stages: WholeNumber = Field(4, ge=1, description="shared-memory pipeline stages of the mainloop, (m + n) x k each")
+    compute_registers: WholeNumber = Field(
         0, ge=0, description="32-bit registers the kernel's own warps hold per SM (0: unknown, not checked)"
     )
     source: str = Field(min_length=1)
@@ -134,7 +137,7 @@ class DeviceSpec(SpecModel):
     hbm_bandwidth: Bandwidth
     hbm_efficiency: Fraction = Field(description="achievable fraction of hbm_bandwidth for a streaming copy")
     tensor_efficiency: Fraction = Field(description="achievable fraction of the tensor peak for a large GEMM")
-    dtype_efficiency: dict[str, Fraction] = Field(
+    dtype_efficiency: dict[DTypeName, Fraction] = Field(
         default_factory=dict, description="per-dtype achievable GEMM fraction where it differs (e.g. fp8; calibrated)"
     )
     copy_engines: Count

@@ -7,11 +7,11 @@ In YAML a figure is written ``{value: "450 GB/s", source: h100-datasheet}``; ``s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from rooflib.units import Dimension, parse_quantity
 
@@ -27,10 +27,29 @@ __all__ = [
     "Frequency",
     "SizeCurve",
     "SpecModel",
+    "WholeNumber",
     "log_interp",
+    "name_of",
 ]
 
 SOURCE_PREFIXES = ("measured:", "derived:", "projection:", "assumption:", "calibrated:")
+MAX_WHOLE = 2**63 - 1
+
+WholeNumber = Annotated[int, Strict(), Field(le=MAX_WHOLE)]
+"""A plain integer field (GPU counts, tile sizes): a YAML int, never ``true``, ``"8"`` or ``8.5``; at most an int64."""
+
+
+def name_of(kind: str, valid: tuple[str, ...]) -> AfterValidator:
+    """A validator for ``Annotated[str, name_of(...)]``: the name must be one of ``valid``. Used for dictionary
+    keys such as dtypes, ops and algorithms, so a misspelt key is an error naming it, not an entry nobody reads.
+    """
+
+    def check(name: str) -> str:
+        if name not in valid:
+            raise ValueError(f"unknown {kind} {name!r}; valid: {', '.join(valid)}")
+        return name
+
+    return AfterValidator(check)
 
 
 class SpecModel(BaseModel):
@@ -107,6 +126,8 @@ class Count(Figure):
     def _integral(cls, v: float) -> float:
         if v != int(v):
             raise ValueError(f"must be a whole number, got {v!r}")
+        if v > MAX_WHOLE:
+            raise ValueError(f"must be at most 2**63 - 1, got {v!r}")
         return v
 
     def __int__(self) -> int:

@@ -32,6 +32,7 @@ class System:
     library: LibrarySpec
     nodes: int
     profile: ProfileSpec | None = None
+    used: int | None = None  # GPUs a prediction uses by default (load_system(gpus=N)); None: all of them
 
     @property
     def name(self) -> str:
@@ -61,9 +62,12 @@ class System:
         return 0.0 if self.nic is None else self.nic.port_bandwidth.value
 
     def group(self, gpus: int | Iterable[int] | None = None) -> tuple[int, ...]:
-        """Indices of a GPU group: ``None`` for all, ``n`` for the first n, or explicit indices."""
+        """Indices of a GPU group: ``None`` for the GPUs in use (``load_system(gpus=N)``: the first N; else all),
+        ``n`` for the first n, or explicit indices."""
         if gpus is None:
-            return tuple(range(self.gpus))
+            return tuple(range(self.used or self.gpus))
+        if isinstance(gpus, bool) or (not isinstance(gpus, int) and isinstance(gpus, float)):
+            raise GroupError(f"gpus must be a whole number or a list of GPU indices, got {gpus!r}")
         if isinstance(gpus, int):
             if gpus < 1 or gpus > self.gpus:
                 raise GroupError(
@@ -114,10 +118,20 @@ def _apply_profile(
             )
 
 
+def _whole(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 1:
+        raise GroupError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
 def _node_count(spec: SystemSpec, nodes: int | None, gpus: int | None) -> int:
     per_node = spec.gpus_per_node
+    if nodes is not None and gpus is not None and gpus > nodes * per_node:
+        raise GroupError(f"gpus = {gpus} do not fit {nodes} nodes of {per_node} GPUs of system {spec.name!r}")
     if nodes is None:
-        nodes = spec.nodes.default if gpus is None else max(spec.nodes.default, math.ceil(gpus / per_node))
+        nodes = spec.nodes.default if gpus is None else math.ceil(gpus / per_node)
     if not 1 <= nodes <= spec.nodes.max:
         held = f" to hold {gpus} GPUs" if gpus is not None else ""
         raise GroupError(
@@ -152,12 +166,13 @@ def load_system(
 ) -> System:
     """Resolve system ``name`` from the catalog.
 
-    ``nodes`` sets the node count (default: the system's default); ``gpus`` sizes it to hold at least that
-    many GPUs (for clusters whose node count is a parameter). ``profile`` (a name or a YAML path) overrides
+    ``nodes`` sets the node count (default: the system's default); ``gpus`` sizes a cluster to the nodes that
+    hold that many GPUs, and groups default to those ``gpus`` (``System.group()``, every prediction). ``profile`` (a name or a YAML path) overrides
     catalog figures with calibrated ones.
     """
     cat = catalog or default_catalog()
     sys_spec = cat.system(name)
+    nodes, gpus = _whole("nodes", nodes), _whole("gpus", gpus)
     count = _node_count(sys_spec, nodes, gpus)
     raws, links = _raw_items(cat, sys_spec)
     prof: ProfileSpec | None = None
@@ -193,6 +208,7 @@ def load_system(
         library=specs["library"],
         nodes=count,
         profile=prof,
+        used=gpus,
     )
 
 

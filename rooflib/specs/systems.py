@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, Strict, model_validator
 
-from rooflib.specs.figures import Count, Duration, Fraction, SizeCurve, SpecModel
+from rooflib.conventions import ALGORITHMS, OPS
+from rooflib.specs.figures import Count, Duration, Fraction, SizeCurve, SpecModel, WholeNumber, name_of
 
 __all__ = [
     "LibrarySpec",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 LinkClass = Literal["nvlink", "pcie", "ib"]
+AlgorithmName = Annotated[str, name_of("algorithm", ALGORITHMS)]
+OpName = Annotated[str, name_of("collective", OPS)]
 
 # What NCCL itself runs: ring/tree/NVLS for reductions and gathers, ring chains for rooted ops, and its
 # point-to-point engine (rooflib's "direct") for all-to-all, send/recv, gather and scatter.
@@ -41,7 +44,7 @@ NATIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
 class RackTier(SpecModel):
     """A second NVLink switch tier joining racks into one domain (the 576-GPU pod)."""
 
-    gpus_per_rack: int = Field(gt=0)
+    gpus_per_rack: WholeNumber = Field(gt=0)
     uplink_fraction: Fraction = Field(description="rack uplink bandwidth over the GPUs' NVLink bandwidth")
     latency: Duration = Field(description="added by the second switch tier")
 
@@ -50,9 +53,9 @@ class ScaleUp(SpecModel):
     """The NVLink domain: every GPU reaches every other through ``planes`` switch chips."""
 
     switch: str = Field(description="NVSwitch generation (an interconnect name)")
-    domain_gpus: int = Field(gt=0, description="GPUs in one NVLink domain")
-    planes: int = Field(gt=0, description="switch chips each GPU connects to (per rack)")
-    links_per_plane: tuple[int, ...] = Field(description="NVLinks from each GPU to each plane")
+    domain_gpus: WholeNumber = Field(gt=0, description="GPUs in one NVLink domain")
+    planes: WholeNumber = Field(gt=0, description="switch chips each GPU connects to (per rack)")
+    links_per_plane: tuple[WholeNumber, ...] = Field(description="NVLinks from each GPU to each plane")
     racks: RackTier | None = None
 
     @model_validator(mode="after")
@@ -73,16 +76,18 @@ class ScaleOut(SpecModel):
     """Rail-optimised fat tree: NIC ``r`` of every node sits on rail ``r``; each rail has its own switches."""
 
     nic: str = Field(description="InfiniBand generation (an interconnect name)")
-    nics_per_node: int = Field(gt=0)
+    nics_per_node: WholeNumber = Field(gt=0)
     host_link: str = Field(description="GPU to NIC link (an interconnect name, PCIe)")
-    nodes_per_leaf: int = Field(gt=0, description="nodes per scalable unit: one leaf per rail per unit")
-    oversubscription: float = Field(ge=1.0, description="leaf downlink over uplink bandwidth (1 = non-blocking)")
+    nodes_per_leaf: WholeNumber = Field(gt=0, description="nodes per scalable unit: one leaf per rail per unit")
+    oversubscription: Annotated[float, Strict()] = Field(
+        ge=1.0, allow_inf_nan=False, description="leaf downlink over uplink bandwidth (1 = non-blocking)"
+    )
     source: str = Field(min_length=1)
 
 
 class NodeCount(SpecModel):
-    default: int = Field(gt=0)
-    max: int = Field(gt=0)
+    default: WholeNumber = Field(gt=0)
+    max: WholeNumber = Field(gt=0)
 
     @model_validator(mode="after")
     def _default_le_max(self) -> NodeCount:
@@ -100,7 +105,7 @@ class SystemSpec(SpecModel):
     sources: tuple[str, ...] = Field(min_length=1, description="sources for the structure itself")
     device: str
     library: str = Field(description="collective library parameters (a library name)")
-    gpus_per_node: int = Field(gt=0)
+    gpus_per_node: WholeNumber = Field(gt=0)
     nodes: NodeCount
     scale_up: ScaleUp
     scale_out: ScaleOut | None = None
@@ -128,7 +133,9 @@ class ProtocolSpec(SpecModel):
 
     bandwidth_fraction: Fraction = Field(description="share of the achievable link bandwidth carrying data")
     hop_latency: dict[LinkClass, Duration]
-    max_bytes: float | None = Field(default=None, gt=0, description="largest buffer this protocol is used for")
+    max_bytes: Annotated[float, Strict()] | None = Field(
+        default=None, gt=0, description="largest buffer this protocol is used for"
+    )
 
 
 class LibrarySpec(SpecModel):
@@ -143,21 +150,24 @@ class LibrarySpec(SpecModel):
         description="achievable share of the raw per-direction link peak for the library's copy loops"
     )
     link_size_efficiency: SizeCurve | None = None
-    algorithm_latency: dict[str, Duration] = Field(description="base latency per algorithm, per call")
-    op_latency: dict[str, Duration] = Field(
+    algorithm_latency: dict[AlgorithmName, Duration] = Field(description="base latency per algorithm, per call")
+    op_latency: dict[OpName, Duration] = Field(
         default_factory=dict,
         description="extra latency per call of one op (calibrated), added to its native algorithms",
     )
-    op_efficiency: dict[str, Fraction] = Field(
+    op_efficiency: dict[OpName, Fraction] = Field(
         default_factory=dict,
         description="bandwidth share one op's native algorithms reach relative to the link efficiency (calibrated)",
     )
-    native_algorithms: dict[str, tuple[str, ...]] = Field(
+    native_algorithms: dict[OpName, tuple[AlgorithmName, ...]] = Field(
         default_factory=lambda: dict(NATIVE_ALGORITHMS),
         description="algorithms the library itself runs, per op (algorithm='library' chooses among these)",
     )
     protocols: dict[str, ProtocolSpec]
     nvls_efficiency: Fraction | None = None
+    max_channels: Count | None = Field(
+        default=None, description="most parallel rings / trees the library builds across NVLink domains"
+    )
 
     @model_validator(mode="after")
     def _has_simple(self) -> LibrarySpec:

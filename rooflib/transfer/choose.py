@@ -22,6 +22,7 @@ from rooflib.transfer.model import (
     available_mechanisms,
     check_mechanism,
     link_bandwidth,
+    same_domain,
     saturating_sms,
     transfer_time,
 )
@@ -79,12 +80,13 @@ def predict_transfer(
         raise GroupError(f"bytes must be >= 0, got {nbytes}")
     system.group([src, dst])
     link = link_bandwidth(system, src, dst)
-    capable = available_mechanisms(system, reduction)
+    local = same_domain(system, src, dst)
+    capable = available_mechanisms(system, reduction, network=not local)
     wanted = capable if mechanism == "auto" else [check_mechanism(mechanism)]
     unavailable: dict[str, str] = {}
     for mech in MECHANISMS:
         if mech not in capable:
-            unavailable[mech] = _why(system, mech, reduction)
+            unavailable[mech] = _why(system, mech, reduction, local, (src, dst))
     options = []
     for mech in wanted:
         if mech not in capable:
@@ -102,14 +104,22 @@ def predict_transfer(
     return TransferResult(float(nbytes), budget, options[0].mechanism, tuple(options), unavailable, link)
 
 
-def _why(system: System, mech: Mechanism, reduction: Reduction) -> str:
+def _why(system: System, mech: Mechanism, reduction: Reduction, local: bool, pair: tuple[int, int]) -> str:
     cap = CAPABILITIES[mech]
+    if cap.network and system.spec.scale_out is None:
+        return f"{system.name} has no scale-out network (one NVLink domain)"
+    if cap.network and local:
+        return f"GPUs {pair[0]} and {pair[1]} share an NVLink domain (RDMA is for GPUs in different domains)"
+    if not cap.network and not local:
+        return f"GPUs {pair[0]} and {pair[1]} are in different NVLink domains (no load/store or copy-engine path)"
+    if cap.network:
+        return f"{system.name} has no {mech} (its NIC spec gives no such mechanism)"
     if getattr(system.device.transfer, mech) is None:
         return f"{system.device.display_name} has no {mech}"
     if cap.needs_multicast and not system.switch.multicast:
         return f"{system.switch.display_name} has no multicast"
     if reduction == "peer" and not cap.peer_reduce:
-        return "cannot reduce (copies only)"
+        return "cannot reduce (copies only; the receiver would add)"
     if reduction == "switch":
         return "only multimem reduces in the switch" if not cap.switch_reduce else "switch has no in-network reduction"
     return "not applicable"

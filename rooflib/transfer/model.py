@@ -10,6 +10,12 @@ no SMs (``sms`` is ignored for it). Capabilities are facts of the hardware, not 
 reduce; TMA (``cp.reduce.async.bulk`` add) and ld/st (``red``) can reduce into peer memory; only multimem
 instructions reduce inside the NVSwitch, and only on switches with multicast.
 
+Which mechanisms exist depends on the path. Inside an NVLink domain: copy engine, TMA, ld/st and multimem (the
+GPUs share one address space over NVLink). Between domains only the network: GPUDirect RDMA through the NIC,
+posted by a CPU proxy thread (``rdma_proxy``, NCCL's network transport) or by the GPU itself (``rdma_gpu``,
+InfiniBand GPUDirect Async as in NVSHMEM and DeepEP); both are figures of the NIC (``InfiniBandSpec.rdma``),
+and RDMA writes only copy (the receiver adds partial sums itself).
+
 >>> from rooflib.specs import load_system
 >>> h100 = load_system("hgx-h100")
 >>> float(transfer_time(h100, "copy_engine", 1e9)) > float(transfer_time(h100, "copy_engine", 1e6))
@@ -33,18 +39,21 @@ from rooflib.topology import topology_of
 __all__ = [
     "CAPABILITIES",
     "MECHANISMS",
+    "NETWORK_MECHANISMS",
     "Capability",
     "Mechanism",
     "Reduction",
     "available_mechanisms",
     "check_mechanism",
+    "check_path",
     "link_bandwidth",
     "mechanism_rate",
+    "same_domain",
     "saturating_sms",
     "transfer_time",
 ]
 
-Mechanism = Literal["copy_engine", "tma", "ldst", "multimem"]
+Mechanism = Literal["copy_engine", "tma", "ldst", "multimem", "rdma_proxy", "rdma_gpu"]
 MECHANISMS: tuple[Mechanism, ...] = get_args(Mechanism)
 Reduction = Literal["none", "peer", "switch"]
 FloatArray = npt.NDArray[np.float64]
@@ -57,13 +66,18 @@ class Capability:
     switch_reduce: bool  # can reduce inside the NVSwitch
     needs_multicast: bool
     granularity: str
+    network: bool = False  # between NVLink domains (through the NIC) rather than inside one
 
+
+NETWORK_MECHANISMS: tuple[Mechanism, ...] = ("rdma_proxy", "rdma_gpu")
 
 CAPABILITIES: dict[Mechanism, Capability] = {
     "copy_engine": Capability(False, False, False, False, "contiguous buffer, host-issued DMA"),
     "tma": Capability(True, True, False, False, "tile (bulk async copy, one thread issues)"),
     "ldst": Capability(True, True, False, False, "element (16-byte vectors per thread)"),
     "multimem": Capability(True, True, True, True, "element (multimem.st / ld_reduce / red)"),
+    "rdma_proxy": Capability(True, False, False, False, "message (SMs stage, a CPU proxy posts RDMA writes)", True),
+    "rdma_gpu": Capability(True, False, False, False, "message (the GPU posts RDMA writes itself)", True),
 }
 
 
@@ -74,21 +88,34 @@ def check_mechanism(name: str) -> Mechanism:
     return mech
 
 
+def _lookup(system: System, mech: Mechanism) -> MechanismSpec | None:
+    if not CAPABILITIES[mech].network:
+        found: MechanismSpec | None = getattr(system.device.transfer, mech)
+        return found
+    if system.nic is None or system.spec.scale_out is None:
+        return None
+    return system.nic.rdma.proxy if mech == "rdma_proxy" else system.nic.rdma.gpu_initiated
+
+
 def _spec(system: System, mech: Mechanism) -> MechanismSpec:
-    spec: MechanismSpec | None = getattr(system.device.transfer, mech)
+    spec = _lookup(system, mech)
     if spec is None:
-        raise RooflibError(f"{system.device.display_name} has no {mech} mechanism")
+        owner = system.device.display_name if not CAPABILITIES[mech].network else f"system {system.name!r}"
+        raise RooflibError(f"{owner} has no {mech} mechanism")
     if CAPABILITIES[mech].needs_multicast and not system.switch.multicast:
         raise RooflibError(f"{mech} needs NVSwitch multicast, which {system.switch.display_name} lacks")
     return spec
 
 
-def available_mechanisms(system: System, reduction: Reduction = "none") -> list[Mechanism]:
-    """Mechanisms the system has that can perform ``reduction`` (none, into peer memory, or in the switch)."""
+def available_mechanisms(system: System, reduction: Reduction = "none", *, network: bool = False) -> list[Mechanism]:
+    """Mechanisms the system has that can perform ``reduction`` (none, into peer memory, or in the switch),
+    inside an NVLink domain or, with ``network``, between domains."""
     out: list[Mechanism] = []
     for mech in MECHANISMS:
         cap = CAPABILITIES[mech]
-        if getattr(system.device.transfer, mech) is None or (cap.needs_multicast and not system.switch.multicast):
+        if cap.network != network or _lookup(system, mech) is None:
+            continue
+        if cap.needs_multicast and not system.switch.multicast:
             continue
         if reduction == "peer" and not cap.peer_reduce:
             continue
@@ -103,6 +130,27 @@ def link_bandwidth(system: System, src: int = 0, dst: int = 1) -> float:
     if src == dst:
         raise GroupError(f"a peer transfer needs two different GPUs, got {src} and {dst}")
     return topology_of(system).bottleneck(src, dst)
+
+
+def same_domain(system: System, src: int, dst: int) -> bool:
+    """True when GPUs ``src`` and ``dst`` share an NVLink domain (load/store and copy-engine reach)."""
+    system.group([src, dst])
+    return src // system.domain_gpus == dst // system.domain_gpus
+
+
+def check_path(system: System, mech: Mechanism, src: int, dst: int) -> None:
+    """Refuse a mechanism the path between ``src`` and ``dst`` does not offer (NVLink ones across domains,
+    RDMA inside a domain)."""
+    if src == dst:
+        raise GroupError(f"a peer transfer needs two different GPUs, got {src} and {dst}")
+    local = same_domain(system, src, dst)
+    if CAPABILITIES[mech].network and local:
+        raise GroupError(f"{mech} is a network mechanism, but GPUs {src} and {dst} share an NVLink domain")
+    if not CAPABILITIES[mech].network and not local:
+        raise GroupError(
+            f"{mech} needs an NVLink path, but GPUs {src} and {dst} are in different NVLink domains of "
+            f"{system.name} (use rdma_proxy or rdma_gpu)"
+        )
 
 
 def mechanism_rate(
@@ -120,7 +168,7 @@ def mechanism_rate(
     (``pull_peak_fraction``); each falls back to ``peak_fraction`` when the spec has no figure for it.
     """
     spec = _spec(system, mech)
-    bw = link_bandwidth(system) if link is None else link
+    bw = _default_link(system, mech) if link is None else _checked_link(link)
     fraction = spec.peak_fraction
     if reduce and spec.reduce_peak_fraction is not None:
         fraction = spec.reduce_peak_fraction
@@ -136,12 +184,28 @@ def mechanism_rate(
     return np.minimum(cap, s * spec.per_sm_bandwidth.value)
 
 
+def _checked_link(link: float) -> float:
+    if not (math.isfinite(link) and link > 0):
+        raise GroupError(f"link bandwidth must be finite and > 0 B/s, got {link!r}")
+    return float(link)
+
+
+def _default_link(system: System, mech: Mechanism) -> float:
+    """The path a mechanism's figures refer to when no pair is named: GPUs 0 and 1, or for the network GPU 0
+    and the same-rail GPU of the next NVLink domain."""
+    if CAPABILITIES[mech].network:
+        if system.gpus <= system.domain_gpus:
+            raise GroupError(f"system {system.name!r} has a single NVLink domain: no network path to measure")
+        return link_bandwidth(system, 0, system.domain_gpus)
+    return link_bandwidth(system, 0, 1)
+
+
 def saturating_sms(system: System, mech: Mechanism, *, link: float | None = None) -> int:
     """Fewest SMs with which ``mech`` reaches its large-message cap (0 for the copy engine)."""
     spec = _spec(system, mech)
     if spec.per_sm_bandwidth is None:
         return 0
-    bw = link_bandwidth(system) if link is None else link
+    bw = _default_link(system, mech) if link is None else _checked_link(link)
     need = math.ceil(spec.peak_fraction.value * bw / spec.per_sm_bandwidth.value - 1e-9)
     return min(int(system.device.sms), max(1, need))
 
@@ -170,10 +234,11 @@ def transfer_time(
     spec = _spec(system, mech)
     if reduce and not CAPABILITIES[mech].peer_reduce:
         raise RooflibError(f"{mech} cannot reduce into peer memory (copies only)")
+    check_path(system, mech, src, dst)
     size = np.asarray(nbytes, dtype=np.float64)
     if (size < 0).any() or not np.isfinite(size).all():
         raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
-    bw = link_bandwidth(system, src, dst) if link is None else link
+    bw = link_bandwidth(system, src, dst) if link is None else _checked_link(link)
     rate = mechanism_rate(system, mech, sms, link=bw, reduce=reduce, pull=pull)
     if spec.size_efficiency is not None:
         rate = rate * spec.size_efficiency(size)

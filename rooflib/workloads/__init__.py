@@ -1,9 +1,10 @@
 """Workloads users bring: tensor-parallel GEMMs, attention, MoE, data parallelism, pipelines, collectives."""
 
-from rooflib.workloads.predict import Prediction, predict_workload, workload_spec
+from rooflib.workloads.predict import TIE_TOLERANCE, Prediction, predict_workload, workload_spec
 from rooflib.workloads.spec import Parameter, WorkloadSpec, load_workloads, resolve_params
 
 __all__ = [
+    "TIE_TOLERANCE",
     "Parameter",
     "Prediction",
     "WorkloadSpec",

@@ -17,8 +17,8 @@ Tensor-parallel conventions (global shapes, ``g`` GPUs; ParallelKittens section 
   gradient all-reduce in buckets.
 - ``fsdp``: ZeRO-3 step: all-gather parameters before forward (2 P T) and backward (4 P T), reduce-scatter
   gradients after backward.
-- ``pipeline_sendrecv``: one pipeline stage of L layers of a hidden-size-h transformer on a micro-batch,
-  sending its activations to the next stage.
+- ``pipeline_sendrecv``: one pipeline stage of L layers of a hidden-size-h transformer on ``microbatches``
+  micro-batches, sending each micro-batch's activations to the next stage while it computes the next one.
 - ``collective``: one plain collective, no compute.
 """
 
@@ -112,7 +112,7 @@ def ring_attention(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     b, h, s, d, dt, causal = p["batch"], p["heads"], p["seq"], p["head_dim"], p["dtype"], p["causal"]
     local = _split(s, g, "seq")
     kv_block = 2 * b * h * local * d * bytes_per_element(dt)
-    comm = Comm("send_recv", (g - 1) * kv_block, "none", before_compute=True)
+    comm = Comm("send_recv", (g - 1) * kv_block, "none", before_compute=True, calls=max(1, g - 1))
     compute = partial(_attn, system, b, h, local, s, d, dt, causal)
     q_tiles = h * b * math.ceil(local / 128)  # every query tile reads the whole K/V block in hand
     return [Stage("ring_attention", compute, comm, g, kv_block, steps=g, intra_reuse=float(q_tiles) / h / b)]
@@ -123,7 +123,7 @@ def ulysses_attention(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     hh = _split(h, g, "heads")
     local = _split(s, g, "seq")
     per_tensor = b * local * h * d * bytes_per_element(dt)  # one rank's slice of Q, K, V or O
-    comm = Comm("all_to_all", 4 * per_tensor, "none", before_compute=True)
+    comm = Comm("all_to_all", 4 * per_tensor, "none", before_compute=True, calls=4)
     compute = partial(_attn, system, b, hh, s, s, d, dt, causal)
     reuse = float(math.ceil(s / 128))  # K/V of a head are read by each of its query tiles
     return [Stage("ulysses_attention", compute, comm, hh, 4 * per_tensor / hh, steps=hh, intra_reuse=reuse)]
@@ -132,6 +132,8 @@ def ulysses_attention(p: dict[str, Any], system: System, g: int) -> list[Stage]:
 def moe(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     t, hid, ffn, topk, dt = p["tokens"], p["hidden"], p["ffn"], p["topk"], p["dtype"]
     _split(p["experts"], g, "experts")
+    if topk > p["experts"]:
+        raise GroupError(f"topk = {topk} exceeds experts = {p['experts']}: a token visits distinct experts")
     routed = t * topk  # tokens each GPU hands to experts; uniform routing brings as many back
     eb = bytes_per_element(dt)
     dispatch = Comm("all_to_all", routed * hid * eb, "none", before_compute=True)
@@ -160,10 +162,13 @@ def _dense(system: System, flops: float, dt: str, sms: int | None) -> ComputeCos
 
 def ddp_allreduce(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     params, tokens, dt, bucket = p["params"], p["tokens"], p["dtype"], p["bucket_bytes"]
-    grads = params * bytes_per_element(p["grad_dtype"])
-    comm = Comm("all_reduce", grads, "peer")
-    compute = partial(_dense, system, 4.0 * params * tokens, dt)
+    element = bytes_per_element(p["grad_dtype"])
+    if bucket < element:
+        raise GroupError(f"bucket_bytes = {bucket} is smaller than one {p['grad_dtype']} gradient ({element:g} bytes)")
+    grads = params * element
     buckets = max(1, math.ceil(grads / bucket))
+    comm = Comm("all_reduce", grads, "peer", calls=buckets)  # DDP all-reduces each bucket as it fills
+    compute = partial(_dense, system, 4.0 * params * tokens, dt)
     return [Stage("backward_allreduce", compute, comm, buckets, float(bucket), steps=buckets)]
 
 
@@ -171,8 +176,10 @@ def fsdp(p: dict[str, Any], system: System, g: int) -> list[Stage]:
     params, tokens, dt = p["params"], p["tokens"], p["dtype"]
     shards = params * bytes_per_element(dt)
     layers = p["layers"]
-    gather = Comm("all_gather", shards, "none", before_compute=True)
-    scatter = Comm("reduce_scatter", params * bytes_per_element(p["grad_dtype"]), "peer")
+    if layers > params:
+        raise GroupError(f"layers = {layers} exceeds params = {params}: every layer holds at least one parameter")
+    gather = Comm("all_gather", shards, "none", before_compute=True, calls=layers)  # one all-gather per layer
+    scatter = Comm("reduce_scatter", params * bytes_per_element(p["grad_dtype"]), "peer", calls=layers)
     fwd = partial(_dense, system, 2.0 * params * tokens, dt)
     bwd = partial(_dense, system, 4.0 * params * tokens, dt)
     return [
@@ -183,12 +190,11 @@ def fsdp(p: dict[str, Any], system: System, g: int) -> list[Stage]:
 
 
 def pipeline_sendrecv(p: dict[str, Any], system: System, g: int) -> list[Stage]:
-    tokens, hidden, layers, dt = p["tokens"], p["hidden"], p["layers"], p["dtype"]
-    flops = 24.0 * tokens * hidden * hidden * layers  # forward of L layers (attention + MLP projections)
-    acts = tokens * hidden * bytes_per_element(dt)
-    comm = Comm("send_recv", acts, "none")
-    mb = p["microbatches"]
-    return [Stage("stage_forward_send", partial(_dense, system, flops, dt), comm, mb, acts / mb, steps=mb)]
+    tokens, hidden, layers, dt, mb = p["tokens"], p["hidden"], p["layers"], p["dtype"], p["microbatches"]
+    flops = 24.0 * tokens * hidden * hidden * layers * mb  # forward of L layers (attention + MLP projections)
+    acts = tokens * hidden * bytes_per_element(dt)  # one micro-batch's activations
+    comm = Comm("send_recv", mb * acts, "none", calls=mb)
+    return [Stage("stage_forward_send", partial(_dense, system, flops, dt), comm, mb, acts, steps=mb)]
 
 
 def collective(p: dict[str, Any], system: System, g: int) -> list[Stage]:

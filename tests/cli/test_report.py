@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rooflib
-from rooflib.cli.report import COLLECTIVE_SIZES, PLOTS, REPORT_OPS, TRANSFER_SIZES
+from rooflib.cli.report import COLLECTIVE_SIZES, PLOTS, REPORT_OPS, TRANSFER_SIZES, collective_groups
 
 from .conftest import invoke
 
@@ -17,6 +17,12 @@ SYSTEMS = rooflib.default_catalog().names("system")
 
 def _png(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 1000 and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """(width, height) in pixels, from the PNG header."""
+    head = path.read_bytes()[16:24]
+    return int.from_bytes(head[:4], "big"), int.from_bytes(head[4:], "big")
 
 
 def test_report_writes_summary_and_plots(tmp_path: Path) -> None:
@@ -35,6 +41,9 @@ def test_report_writes_summary_and_plots(tmp_path: Path) -> None:
     assert {c["gpus"] for c in h100["collectives"]} == {8}
     assert {c["gpus"] for c in pod["collectives"]} == {8, 64}  # the scale-up domain and one multi-node case
     assert len(pod["collectives"]) == 2 * len(REPORT_OPS) * len(COLLECTIVE_SIZES)
+    # the cluster's collective plot has a second panel for the multi-node group: about twice as tall
+    one, two = (_png_size(out / s["plots"]["collective"])[1] for s in summary["systems"])
+    assert two > 1.7 * one
     big = next(c for c in h100["collectives"] if c["op"] == "all_reduce" and c["bytes"] == 2**30)
     expected = rooflib.predict_collective("all_reduce", rooflib.load_system("hgx-h100"), nbytes=2**30, gpus=8)
     assert big["time_s"] == pytest.approx(float(expected.time_s[0]))
@@ -72,7 +81,9 @@ def test_report_applies_a_profile_to_its_system_only(tmp_path: Path, profile_yam
         ("collective", "--system", "hgx-h100", "--op", "all_gather", "--algorithms", "ring,direct"),
         ("collective", "--systems", "hgx-a100,hgx-h100,hgx-b200", "--gpus", "8"),
         ("collective", "--system", "dgx-h100-superpod", "--gpus", "64"),
+        ("collective", "--system", "dgx-h100-superpod", "--gpus", "8,64"),
         ("mechanism-map", "--system", "hgx-h100", "--reduction", "peer"),
+        ("mechanism-map", "--system", "hgx-a100", "--reduction", "peer"),
     ],
     ids=lambda a: "-".join(a[:2]),
 )
@@ -90,3 +101,62 @@ def test_plot_with_profile(tmp_path: Path, profile_yaml: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert _png(out)
+
+
+def test_report_groups_of_every_cluster_span_domains() -> None:
+    for name in SYSTEMS:
+        system = rooflib.load_system(name)
+        groups = collective_groups(system)
+        assert groups[0] == system.domain_gpus
+        if len(groups) > 1:  # the multi-node group leaves the NVLink domain
+            assert groups[1] > system.domain_gpus and groups[1] % system.domain_gpus == 0
+
+
+def test_report_collective_plot_of_a_cluster_shows_both_groups() -> None:
+    from rooflib.plot import CollectiveGroupsDisplay
+
+    pod = rooflib.load_system("dgx-h100-superpod")
+    disp = CollectiveGroupsDisplay.from_system(pod, "all_reduce", collective_groups(pod), sizes=[2.0**20, 2.0**30])
+    titles = [ax.get_title() for ax in disp.axes_]
+    assert [f"on {n} GPUs" in t for n, t in zip(collective_groups(pod), titles, strict=True)] == [True, True]
+
+
+@pytest.mark.parametrize("names", ["", " ", ",", " , "])
+def test_report_refuses_an_empty_system_list(names: str, tmp_path: Path) -> None:
+    result = invoke("report", "--out", str(tmp_path / "r"), "--systems", names, "--no-plots")
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error: --systems") and len(err.splitlines()) == 1
+    assert "hgx-h100" in err  # the valid names
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_unknown_system_lists_valid_systems(tmp_path: Path) -> None:
+    result = invoke("report", "--out", str(tmp_path / "r"), "--systems", "hgx-h100,nosuch", "--no-plots")
+    assert result.exit_code == 2
+    err = result.stderr.strip()
+    assert err.startswith("error: unknown system 'nosuch'") and len(err.splitlines()) == 1
+    assert all(name in err for name in SYSTEMS)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("mechanism-map", "--system", "hgx-a100", "--reduction", "switch"), ["hgx-a100", "in-network reduction"]),
+        (("roofline", "--system", "hgx-h100", "--kernel", "idle:0:1e9:1e8"), ["'idle' has no FLOPs"]),
+        (("comm-roofline", "--system", "hgx-h100", "--kernel", "local:1e12:1e9:0"), ["no kernel with network bytes"]),
+        (("collective", "--system", "hgx-h100", "--gpus", "1"), ["at least two GPUs"]),
+        (("collective", "--system", "hgx-h100", "--algorithms", "hierarchical"), ["hierarchical"]),
+        (("collective", "--system", "hgx-h100", "--gpus", "8,x"), ["--gpus"]),
+        (("collective", "--systems", "hgx-h100,hgx-b200", "--gpus", "8,16"), ["--gpus"]),
+    ],
+    ids=lambda a: "-".join(a[:2]) if isinstance(a, tuple) else "",
+)
+def test_plots_that_would_be_blank_are_refused(args: tuple[str, ...], words: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "blank.png"
+    result = invoke("plot", *args, "--out", str(out))
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+    assert all(w in err for w in words), err
+    assert not out.exists()

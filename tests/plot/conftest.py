@@ -36,3 +36,10 @@ def h100() -> System:
 @pytest.fixture(scope="session")
 def superpod() -> System:
     return rooflib.load_system("dgx-h100-superpod")
+
+
+def legend_texts(ax: Axes) -> list[str]:
+    """The texts of the axes' legend (an AssertionError when it has none)."""
+    legend = ax.get_legend()
+    assert legend is not None, "the plot has no legend"
+    return [t.get_text() for t in legend.get_texts()]

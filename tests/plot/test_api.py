@@ -21,14 +21,18 @@ MODULES = [
     "rooflib.plot.comm",
     "rooflib.plot.collective",
     "rooflib.plot.mechanism",
+    "rooflib.plot.groups",
+    "rooflib.plot.whatif",
+    "rooflib.plot._base",
     "rooflib.cli",
 ]
 
 
 def test_public_api() -> None:
     assert set(rooflib.plot.__all__) == {
-        "CollectiveBandwidthDisplay", "CommPoint", "CommRooflineDisplay", "Display", "HierarchicalRooflineDisplay",
-        "Kernel", "KernelPoint", "MechanismMapDisplay", "WhatIfDisplay", "WhatIfSweepDisplay", "as_kernels", "example_kernels", "file_axes", "new_axes",
+        "CollectiveBandwidthDisplay", "CollectiveGroupsDisplay", "CommPoint", "CommRooflineDisplay", "Display",
+        "HierarchicalRooflineDisplay", "Kernel", "KernelPoint", "MechanismMapDisplay", "NothingToPlotError",
+        "WhatIfDisplay", "WhatIfSweepDisplay", "as_kernels", "example_kernels", "file_axes", "new_axes",
         "peak_link_bandwidth", "place_kernels",
     }  # fmt: skip
 

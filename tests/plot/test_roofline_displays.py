@@ -14,6 +14,8 @@ from rooflib.plot import CommRooflineDisplay, HierarchicalRooflineDisplay, Kerne
 from rooflib.roof import roofline
 from rooflib.specs import System
 
+from .conftest import legend_texts
+
 GEMM = Kernel("gemm", 1.1e12, 4e8, {"nvlink": 2e8})
 
 
@@ -49,7 +51,9 @@ def test_hierarchical_kernels_sit_at_their_bound(h100: System, ax: Axes) -> None
     k = disp.kernel_lines_["gemm"]
     np.testing.assert_allclose(k.get_xdata(), [line.intensity_hbm, line.intensity_net["nvlink"]])
     np.testing.assert_allclose(k.get_ydata(), [line.attainable_flops] * 2)
-    assert any(t.get_text() == "gemm" for t in ax.texts)
+    labels = legend_texts(ax)
+    assert any(t.startswith("gemm: compute-bound") for t in labels)  # kernels are named in the legend
+    assert {"kernel at its HBM intensity", "kernel at its NVLink intensity"} <= set(labels)
 
 
 def test_hierarchical_dtypes_can_be_chosen(h100: System, ax: Axes) -> None:
@@ -65,17 +69,21 @@ def test_comm_roofline_points_match_model(h100: System, ax: Axes) -> None:
     disp = CommRooflineDisplay.from_system(h100, kernels, ax=ax)
     assert [p.name for p in disp.points] == ["gemm", "ar"]
     assert disp.skipped == ["memcpy"]
-    offsets = disp.points_.get_offsets()
-    for i, (_name, flops, hbm, net) in enumerate([GEMM, kernels[2]]):
+    for i, (name, flops, hbm, net) in enumerate([GEMM, kernels[2]]):
         line = roofline(h100, flops=flops, hbm_bytes=hbm, net_bytes=net)
-        assert offsets[i][0] == pytest.approx(line.intensity_net["nvlink"])
-        assert offsets[i][1] == pytest.approx(line.attainable_flops)
+        point = disp.point_lines_[name]
+        assert point.get_xdata()[0] == pytest.approx(line.intensity_net["nvlink"])
+        assert point.get_ydata()[0] == pytest.approx(line.attainable_flops)
         assert disp.points[i].limiter == line.limiter
     r = rooflib.roofs(h100)
     x = np.asarray(disp.roof_lines_["nvlink"].get_xdata(), dtype=float)
     np.testing.assert_allclose(disp.roof_lines_["nvlink"].get_ydata(), np.minimum(r.compute, r.links["nvlink"] * x))
     assert disp.compute_line_.get_ydata()[0] == pytest.approx(r.compute)
-    assert {"gemm (compute)", "ar (nvlink)"} <= {t.get_text() for t in ax.texts}
+    labels = legend_texts(ax)
+    assert any(t.startswith("gemm: on NVLink, compute-bound") for t in labels)
+    assert any(t.startswith("ar: on NVLink, nvlink-bound") for t in labels)
+    assert "not drawn (no network bytes): memcpy" in labels
+    assert len({disp.point_lines_[n].get_marker() for n in ("gemm", "ar")}) == 2  # one marker shape per kernel
 
 
 def test_comm_roofline_places_ib_kernels_on_the_ib_roof(superpod: System, ax: Axes) -> None:

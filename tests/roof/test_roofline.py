@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rooflib
-from rooflib.errors import RooflibError
+from rooflib.errors import RooflibError, UnknownNameError
 from rooflib.roof import roofline, roofs
 from rooflib.specs import System
 
@@ -17,7 +17,7 @@ def test_roofs_and_ridge_points(h100: System) -> None:
     assert r.ridge("nvlink") == pytest.approx(989e12 / 450e9)
     fp8 = roofs(h100, "fp8")
     assert fp8.ridge("hbm") == pytest.approx(2 * r.ridge("hbm"), rel=1e-3)
-    with pytest.raises(RooflibError, match="no roof 'ib'"):
+    with pytest.raises(UnknownNameError, match="unknown roof 'ib'; valid roofs: hbm, l2, nvlink"):
         r.ridge("ib")
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import rooflib
 from rooflib.compute import gemm
-from rooflib.schedule import Comm, Stage, direct_egress, predict_stage
+from rooflib.schedule import AUTO, LIBRARY, Comm, Stage, direct_egress, predict_stage
 
 
 def test_direct_egress_per_op() -> None:
@@ -48,7 +48,18 @@ def test_switch_reduction_only_by_multimem(h100: rooflib.System) -> None:
         tiles=512,
     )
     p = predict_stage(h100, tuple(range(8)), stage)
-    assert {c.mechanism for c in p.choices} == {"multimem"}
+    fused = {c.mechanism for c in p.choices if c.mechanism not in (LIBRARY, AUTO)}
+    assert fused == {"multimem"}
+
+
+def test_library_call_is_the_baseline_and_a_choice(h100: rooflib.System) -> None:
+    p = predict_stage(h100, tuple(range(8)), _gemm_rs(h100, 4096, 4096, 1024))
+    library = [c for c in p.choices if c.mechanism == LIBRARY]
+    auto = [c for c in p.choices if c.mechanism == AUTO]
+    assert len(library) == 1 and library[0].time_s == pytest.approx(p.baseline_s)
+    assert library[0].algorithm in h100.library.native_algorithms["reduce_scatter"]
+    assert len(auto) == 1 and auto[0].time_s <= library[0].time_s and auto[0].algorithm
+    assert p.best.time_s <= p.baseline_s
 
 
 def test_more_comm_sms_when_communication_dominates(h100: rooflib.System) -> None:

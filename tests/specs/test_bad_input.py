@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rooflib.errors import GroupError, SpecError, UnknownNameError
+from rooflib.errors import GroupError, SpecError, SpecFileError, UnknownNameError
 from rooflib.specs import Catalog, load_system
 from rooflib.specs.catalog import builtin_data_dir
 
@@ -276,7 +276,7 @@ def test_catalog_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_missing_catalog_path(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="nowhere"):
+    with pytest.raises(SpecFileError, match="nowhere: catalog path does not exist"):
         Catalog.load([tmp_path / "nowhere"])
 
 

@@ -40,13 +40,16 @@ def test_every_workload_predicts(name: str, system: str) -> None:
         "bound_time_s",
         "baseline_time_s",
         "best",
+        "ties",
+        "tie_tolerance",
         "schedules",
         "terms",
+        "notes",
     }
-    assert set(d["best"]) == {"schedule", "comm_sms", "mechanism", "time_s"}
+    assert set(d["best"]) == {"schedule", "comm_sms", "mechanism", "algorithm", "time_s"}
     assert set(d["terms"]) == {"compute_s", "memory_s", "comm_s"}
     assert 0 < d["bound_time_s"] <= d["best"]["time_s"] * (1 + 1e-12)
-    assert d["best"]["time_s"] <= d["baseline_time_s"] * 1.5  # a fused kernel is not predicted far worse
+    assert d["best"]["time_s"] <= d["baseline_time_s"] * (1 + 1e-12)  # the baseline is one of the schedules
 
 
 def test_tensor_parallel_conventions(h100: rooflib.System) -> None:

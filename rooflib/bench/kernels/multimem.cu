@@ -2,7 +2,7 @@
 //
 // SAFETY: NVLink multicast can take a shared host's GPUs out of service for a day or more. This program
 // refuses to run (exit code 3, one {"record":"refused",...} line) unless it is given --allow-multicast AND
-// the environment variable NCCL_NVLS_ENABLE is set and not "0". The check comes before any CUDA call, so
+// the environment variable NCCL_NVLS_ENABLE is a nonzero integer. The check comes before any CUDA call, so
 // it also works on machines without a GPU. Never run it where multicast is switched off on purpose.
 // Status: compiled in CI; never run by rooflib's authors on a lent machine (multicast is off there).
 //
@@ -12,6 +12,9 @@
 //   red        every GPU adds its whole source into all GPUs' buffers: multimem.red.add.v4.f32
 // One process drives all GPUs; the multicast object and its memory are made with the driver API, reached
 // through cudaGetDriverEntryPointByVersion (no link against libcuda).
+#include <cerrno>
+#include <cstdlib>
+
 #include <cuda.h>
 
 #include "common.cuh"
@@ -22,7 +25,7 @@ using namespace rl;
 static const char* kHelp =
     "multimem: NVLS multicast ld_reduce / st / red bandwidth (JSON Lines on stdout)\n"
     "\n"
-    "  REFUSES TO RUN (exit 3) unless --allow-multicast is given AND NCCL_NVLS_ENABLE is set and not 0:\n"
+    "  REFUSES TO RUN (exit 3) unless --allow-multicast is given AND NCCL_NVLS_ENABLE is a nonzero integer:\n"
     "  NVLink multicast can take a shared host's GPUs out of service.\n"
     "\n"
     "  --allow-multicast  required to run at all\n"
@@ -34,13 +37,26 @@ static const char* kHelp =
     "  --help\n";
 
 // ------------------------------------------------------------------------------------------------ refusal
+// NCCL reads NCCL_NVLS_ENABLE with strtoll(value, NULL, 0): "false", "no" or "" read as 0 there. Only a plain
+// nonzero integer ("1", "2", " 0x1 ") counts as a request for multicast (rooflib.bench.multicast does the same).
+static bool nvls_requested(const char* env) {
+  if (env == nullptr) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long value = strtoll(env, &end, 0);
+  if (end == env || errno != 0) return false;
+  while (*end == ' ' || *end == '\t' || *end == '\n') ++end;
+  return *end == '\0' && value != 0;
+}
+
 static void refuse_unless_allowed(const Args& a) {
   const char* env = getenv("NCCL_NVLS_ENABLE");
   std::string reason;
   if (!a.has("--allow-multicast"))
     reason = "multicast not allowed: pass --allow-multicast (and set NCCL_NVLS_ENABLE=1) only on a machine you own";
-  else if (env == nullptr || std::string(env).empty() || std::string(env) == "0")
-    reason = "multicast not allowed: NCCL_NVLS_ENABLE is unset or 0 in the environment";
+  else if (!nvls_requested(env))
+    reason = "multicast not allowed: NCCL_NVLS_ENABLE is not a nonzero integer in the environment (unset, 0, or "
+             "a word such as false)";
   if (reason.empty()) return;
   Json j;
   j.str("record", "refused").str("program", g_program).str("reason", reason);
