@@ -23,6 +23,7 @@ from rooflib.errors import GroupError, UnitError, UnknownNameError
 
 __all__ = [
     "ALGORITHMS",
+    "MULTICAST_ALGORITHMS",
     "MULTICAST_OFF",
     "OPS",
     "Algorithm",
@@ -40,9 +41,11 @@ job runs with it unless multicast is asked for explicitly)."""
 Op = Literal[
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv", "gather", "scatter"
 ]
-Algorithm = Literal["ring", "tree", "direct", "two_shot", "recursive", "nvls", "hierarchical"]
+Algorithm = Literal["ring", "tree", "direct", "two_shot", "recursive", "nvls", "nvls_tree", "hierarchical"]
 OPS: tuple[Op, ...] = get_args(Op)
 ALGORITHMS: tuple[Algorithm, ...] = get_args(Algorithm)
+MULTICAST_ALGORITHMS: tuple[Algorithm, ...] = ("nvls", "nvls_tree")
+"""Algorithms that need NVLink multicast (NVSwitch in-network reduction): off where multicast is forbidden."""
 
 
 def check_op(name: str) -> Op:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rooflib.errors import UnitError
 from rooflib.units import (
+    Dimension,
     format_bandwidth,
     format_bytes,
     format_flops,
@@ -208,3 +211,59 @@ def test_gbit_per_s_property(x: float) -> None:
 @given(st.integers(min_value=0, max_value=2**50))
 def test_parse_size_of_digits_is_exact(n: int) -> None:
     assert parse_size(str(n)) == n
+
+
+# --- bad input: whole bytes, finite, one dimension, int64 ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("0.5KiB", 512), ("1.1KB", 1100), ("1e9", 10**9), ("12 Gb", 1_500_000_000), ("9223372036854775807", 2**63 - 1)],
+)
+def test_parse_size_exact(text: str, expected: int) -> None:
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1.5B", "a size must be a whole number of bytes, got '1.5B' (= 1.5 bytes)"),
+        ("1b", "a size must be a whole number of bytes, got '1b' (= 0.125 bytes)"),
+        (1.5, "a size must be a whole number of bytes, got 1.5"),
+        ("-1", "a size must not be negative, got '-1'"),
+        ("nan", "a size in bytes must be finite, got 'nan'"),
+        (float("inf"), "a size in bytes must be finite, got inf"),
+        ("1e400", "size '1e400' is too large: at most 9223372036854775807 bytes"),
+        ("9223372036854775808", "is too large"),
+        (10**400, "is too large"),
+        ("1 GiB/s", "'1 GiB/s' is a bandwidth, not a size in bytes"),
+        (True, "expected a size in bytes such as"),
+        ("", "expected a size in bytes such as"),
+    ],
+)
+def test_parse_size_refuses(value: object, message: str) -> None:
+    with pytest.raises(UnitError, match=re.escape(message)):
+        parse_size(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "dimension", "message"),
+    [
+        ("450 GB", "bandwidth", "'450 GB' is a size in bytes, not a bandwidth; use e.g. '450 GB/s'"),
+        ("1.98 GB", "frequency", "'1.98 GB' is a size in bytes, not a frequency"),
+        ("450", "bandwidth", "'450' has no unit; a bandwidth needs one"),
+        ("1.5 us", "bytes", "'1.5 us' is a time, not a size in bytes"),
+        ("nan GB/s", "bandwidth", "expected a bandwidth such as"),
+        ("inf", "time", "a time must be finite, got 'inf'"),
+        ("1e400 GB/s", "bandwidth", "a bandwidth must be finite"),
+        (10**400, "bytes", "is too large"),
+    ],
+)
+def test_parse_quantity_names_the_dimension(text: object, dimension: Dimension, message: str) -> None:
+    with pytest.raises(UnitError, match=re.escape(message)):
+        parse_quantity(text, dimension)
+
+
+def test_parse_quantity_takes_numpy_numbers() -> None:
+    assert parse_quantity(np.int64(4096), "bytes") == 4096.0
+    assert parse_size(np.int64(4096)) == 4096

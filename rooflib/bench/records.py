@@ -20,7 +20,7 @@ from typing import Any
 
 from rooflib.errors import RooflibError
 
-__all__ = ["JsonlFile", "MeasurementError", "clean", "dump_record", "read_jsonl", "write_jsonl"]
+__all__ = ["JsonlFile", "MeasurementError", "clean", "dump_record", "read_jsonl", "shown", "write_jsonl"]
 
 
 class MeasurementError(RooflibError, ValueError):
@@ -37,8 +37,18 @@ class MeasurementError(RooflibError, ValueError):
 
 
 def _short(value: Any, limit: int = 60) -> str:
+    """``repr`` of a cell, short: numpy scalars as Python numbers, whole floats without ``.0``."""
+    if hasattr(value, "item") and callable(value.item):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shown(value: Any) -> str:
+    """A cell's value for a message (see :class:`MeasurementError`)."""
+    return _short(value)
 
 
 @dataclass

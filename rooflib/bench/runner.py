@@ -198,8 +198,8 @@ def _run_job(job: Job, out: Path, gpus: int, nvcc: str, machine: dict[str, Any],
         try:
             with sink.open("a") as stdout:
                 code, _ = _call(cmd, stdout if job.kind == "kernel" else err, err, env, job.timeout_s or timeout)
-        except subprocess.TimeoutExpired as exc:
-            failure = f"timed out after {exc.timeout:g} s (its process group was killed)"
+        except subprocess.TimeoutExpired:
+            failure = f"timed out after {job.timeout_s or timeout:g} s (its process group was killed)"
         finally:
             with _SIGNALS.critical():
                 got = read_job_output(sink, program_stdout=job.kind == "kernel")

@@ -20,6 +20,7 @@ from scipy.optimize import least_squares
 from rooflib.calibrate.data import Fit, nccl_key
 from rooflib.collectives.api import plan_costs
 from rooflib.collectives.model import PlanCost, plan_time
+from rooflib.conventions import MULTICAST_ALGORITHMS
 from rooflib.specs.resolve import System
 
 __all__ = ["fit_collectives"]
@@ -146,7 +147,7 @@ def fit_collectives(frame: pd.DataFrame, system: System, source: str, *, nvls_en
     """Profile overrides for ``library.*`` from the NCCL sweep in ``frame``."""
     fit = Fit()
     native = {
-        op: tuple(a for a in algs if nvls_enabled or a != "nvls")
+        op: tuple(a for a in algs if nvls_enabled or a not in MULTICAST_ALGORITHMS)
         for op, algs in system.library.native_algorithms.items()
     }
     points = _points(frame, system, native)

@@ -22,7 +22,7 @@ from rooflib.calibrate.collectives import fit_collectives
 from rooflib.calibrate.data import Fit, load_meta, load_results
 from rooflib.calibrate.device import fit_device
 from rooflib.calibrate.transfer import fit_transfers
-from rooflib.errors import RooflibError
+from rooflib.errors import RooflibError, SpecError
 from rooflib.specs.resolve import load_system
 
 __all__ = ["calibrate", "nvls_enabled", "provenance"]
@@ -111,7 +111,10 @@ def _write(profile: dict[str, Any], out: Path, system: str, gpus: int, command: 
         with os.fdopen(fd, "w") as fh:
             fh.write(f"# Calibrated by `{command}`; figures fitted to measurements, see provenance.\n")
             yaml.safe_dump(profile, fh, sort_keys=False, width=120)
-        load_system(system, gpus=gpus, profile=tmp)  # the profile must validate against the catalog
+        try:
+            load_system(system, gpus=gpus, profile=tmp)  # the profile must validate against the catalog
+        except SpecError as exc:  # name the file the user asked for, not the temporary one
+            raise SpecError(out, exc.problems) from None
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -147,7 +150,8 @@ def calibrate(
     if prov["gpu"] is None and measured_gpus(frame, meta):
         prov["gpu"] = " / ".join(measured_gpus(frame, meta))
     where = ", ".join(x for x in (prov["gpu"], f"driver {prov['driver']}" if prov["driver"] else None) if x)
-    source = f"measured: rooflib bench on {where}, {prov['date'][:10]}"
+    tools = sorted({"nccl-tests" if r.get("source") == "nccl-tests" else "rooflib bench" for r in meta})
+    source = f"measured: {' and '.join(tools) or 'rooflib bench'} on {where}, {prov['date'][:10]}"
     fit = Fit()
     fit.merge(fit_device(frame, sys_, source))
     fit.merge(fit_transfers(frame, sys_, source))

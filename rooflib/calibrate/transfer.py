@@ -79,7 +79,7 @@ def fit_transfers(frame: pd.DataFrame, system: System, source: str) -> Fit:
     total_sms = int(system.device.sms)
     for measured, model in _FITTED:
         mech = rows[rows["name"] == measured]
-        if mech.empty:
+        if mech.empty or getattr(system.device.transfer, model, None) is None:  # the system's GPU lacks it
             continue
         sms = mech["sms"].astype(float)
         full = mech[(sms == 0) | (sms >= total_sms)]
@@ -106,6 +106,8 @@ def fit_transfers(frame: pd.DataFrame, system: System, source: str) -> Fit:
                 fit.set(f"{base}.per_sm_bandwidth", _per_sm(k, rates, cap) / 1e9, source, "GB/s")
         fit.quality.append({"family": "p2p", "name": measured, "fixed_cost_s": fixed, "cap_bytes_per_s": cap})
     for measured, model, field in _REDUCE:
+        if getattr(system.device.transfer, model, None) is None:
+            continue
         red = rows[(rows["name"] == measured) & (rows["bytes"].astype(float) >= 256 * MIB)]
         red = red[(red["sms"].astype(float) >= total_sms)]
         if red.empty:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 import math
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from rooflib.cli.common import emit_json, json_option, print_table
+
+if TYPE_CHECKING:
+    from rooflib.bench.multicast import NvlsState
 
 __all__ = ["bench", "calibrate_cmd", "import_nccl_tests", "validate_cmd"]
 
@@ -20,13 +27,24 @@ __all__ = ["bench", "calibrate_cmd", "import_nccl_tests", "validate_cmd"]
 @click.option("--quick", is_flag=True, help="Fewer sizes and iterations (a smoke test).")
 @click.option("--nvcc", default="nvcc", show_default=True, help="CUDA compiler for the shipped kernels.")
 @click.option("--keep-going", is_flag=True, help="Record a failing job and go on with the others.")
-def bench(families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_going: bool) -> None:
+@click.option(
+    "--job-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop a job (its whole process group) after this long; jobs with their own limit keep it.",
+)
+def bench(
+    families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_going: bool, job_timeout: float | None
+) -> None:
     """Measure the local GPUs: FAMILIES from p2p, latency, ceilings, gemm, nccl, overlap, tp, or all (default).
 
-    Results go to OUT/raw/*.jsonl as they come and OUT/results.csv at the end; a rerun skips finished jobs.
-    NVLink multicast is never used (NCCL_NVLS_ENABLE=0 is forced for every job).
+    Results go to OUT/raw/*.jsonl as each job ends and OUT/results.csv after; a rerun skips finished jobs and
+    redoes failed or interrupted ones, replacing their records (never duplicating them). Ctrl-C or SIGTERM ends
+    the running job's whole process group; what it measured is kept. NVLink multicast is never used
+    (NCCL_NVLS_ENABLE=0 is forced for every job).
     """
-    from rooflib.bench.runner import FAMILIES, run_bench
+    from rooflib.bench.runner import FAMILIES, BenchInterrupted, run_bench
 
     chosen = FAMILIES if not families or "all" in families else families
     failed: list[str] = []
@@ -34,13 +52,47 @@ def bench(families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_goi
     def note(job: object, exc: Exception) -> None:
         failed.append(f"{getattr(job, 'key', job)}: {exc}")
 
-    path = run_bench(chosen, out, quick=quick, nvcc=nvcc, on_error=note if keep_going else None)
+    def repaired(text: str) -> None:
+        click.echo(f"note: {text}", err=True)
+
+    try:
+        path = run_bench(
+            chosen,
+            out,
+            quick=quick,
+            nvcc=nvcc,
+            on_error=note if keep_going else None,
+            on_note=repaired,
+            job_timeout_s=job_timeout,
+        )
+    except BenchInterrupted as stop:
+        for line in failed:
+            click.echo(f"failed: {line}", err=True)
+        click.echo(f"error: {stop}", err=True)
+        sys.exit(128 + stop.signum)
     _summary(out)
     click.echo(f"wrote {path}")
     for line in failed:
         click.echo(f"failed: {line}", err=True)
     if failed:
         sys.exit(1)
+
+
+@contextmanager
+def _warnings_on_stderr() -> Iterator[None]:
+    """Print the library's measurement warnings as ``warning: ...`` lines on stderr; others pass through."""
+    from rooflib.calibrate.checks import MeasurementWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MeasurementWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, MeasurementWarning):
+                    click.echo(f"warning: {w.message}", err=True)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _summary(out: Path) -> None:
@@ -75,13 +127,15 @@ def _summary(out: Path) -> None:
 @click.option("--system", "-s", "system_name", required=True, help="Catalog system the machine is an instance of.")
 @click.option("--out", "-o", "out", required=True, type=click.Path(path_type=Path), help="Profile YAML to write.")
 @click.option("--name", default=None, help="Profile name (default: the file name).")
+@click.option("--force", is_flag=True, help="Use measurements of another GPU model than the system's (warns).")
 @json_option
-def calibrate_cmd(results: Path, system_name: str, out: Path, name: str | None, as_json: bool) -> None:
+def calibrate_cmd(results: Path, system_name: str, out: Path, name: str | None, force: bool, as_json: bool) -> None:
     """Fit the model to RESULTS (a `rooflib bench` folder) and write a calibrated profile."""
     from rooflib.calibrate import calibrate
 
     command = "rooflib " + " ".join(sys.argv[1:]) if sys.argv[1:] else "rooflib calibrate"
-    profile = calibrate(results, system_name, out, name=name, command=command)
+    with _warnings_on_stderr():
+        profile = calibrate(results, system_name, out, name=name, command=command, force=force)
     if as_json:
         emit_json(profile)
         return
@@ -97,14 +151,16 @@ def calibrate_cmd(results: Path, system_name: str, out: Path, name: str | None, 
 @click.option("--profile", default=None, metavar="NAME|PATH", help="Calibrated profile to compare as well.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), default=None, help="Folder for the report.")
 @click.option("--no-plots", is_flag=True)
+@click.option("--force", is_flag=True, help="Use measurements of another GPU model than the system's (warns).")
 @json_option
 def validate_cmd(
-    results: Path, system_name: str, profile: str | None, out: Path | None, no_plots: bool, as_json: bool
+    results: Path, system_name: str, profile: str | None, out: Path | None, no_plots: bool, force: bool, as_json: bool
 ) -> None:
     """Predicted against measured for every family in RESULTS; with --out, writes REPORT.md, CSVs and plots."""
     from rooflib.validate import validate
 
-    v = validate(results, system_name, profile=profile, out=out, plots=not no_plots)
+    with _warnings_on_stderr():
+        v = validate(results, system_name, profile=profile, out=out, plots=not no_plots, force=force)
     if as_json:
         emit_json(json.loads(v.errors.to_json(orient="records")))
         return
@@ -129,19 +185,31 @@ def validate_cmd(
 
 
 @click.command("import-nccl-tests")
-@click.argument("text", type=click.Path(exists=True, path_type=Path))
+@click.argument("text", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "-o", "out", required=True, type=click.Path(path_type=Path), help="Results folder.")
-@click.option("--op", default=None, help="Collective (read from the text when it says).")
-@click.option("--gpus", type=int, default=None, help="Ranks (read from the text when it lists them).")
-def import_nccl_tests(text: Path, out: Path, op: str | None, gpus: int | None) -> None:
-    """Add the table printed by nccl-tests (all_reduce_perf, ...) to a results folder."""
-    from rooflib.bench.nccl_text import parse_nccl_tests
-    from rooflib.bench.runner import collect
+@click.option("--op", default=None, help="Collective, when the log does not name its test (all_reduce, alltoall, ...).")
+@click.option("--gpus", type=click.IntRange(min=1), default=None, help="Ranks, when the log does not list them.")
+@click.option(
+    "--nvls",
+    type=click.Choice(["on", "off", "unknown"]),
+    default=None,
+    help="Whether NCCL could use NVLS, when the log does not say (NCCL_DEBUG=INFO logs say).",
+)
+def import_nccl_tests(text: Path, out: Path, op: str | None, gpus: int | None, nvls: str | None) -> None:
+    """Add the tables printed by nccl-tests (all_reduce_perf, ...) in TEXT to a results folder.
 
-    rows = parse_nccl_tests(text.read_text(), op=op, gpus=gpus)
-    (out / "raw").mkdir(parents=True, exist_ok=True)
-    with (out / "raw" / "nccl.jsonl").open("a") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
-    collect(out)
-    click.echo(f"added {len(rows)} points to {out}")
+    The collective, GPU count and model, NCCL version and NVLS state are read from the log; the folder is then
+    ready for `rooflib calibrate` and `rooflib validate`. Importing the same log again replaces it.
+    """
+    from rooflib.bench.nccl_import import import_nccl_tests as run_import
+
+    state: NvlsState | None = "on" if nvls == "on" else "off" if nvls == "off" else "unknown" if nvls else None
+    done = run_import(text, out, op=op, gpus=gpus, nvls=state)
+    for run in done.runs:
+        where = f"{run.gpus} GPUs" + (f" ({run.gpu_model})" if run.gpu_model else "")
+        nccl = f", NCCL {run.nccl}" if run.nccl else ""
+        click.echo(f"{text} line {run.first_line}: {run.op} on {where}{nccl}, NVLS {run.nvls}; {run.timing}")
+        if run.nvls == "unknown":
+            click.echo(f"warning: {text}: NVLS state unknown ({run.nvls_evidence})", err=True)
+    again = f", replacing {done.replaced} earlier import(s) of this log" if done.replaced else ""
+    click.echo(f"added {done.points} points to {out}{again}")

@@ -132,7 +132,13 @@ def comm_roofline_plot(
     metavar="A,B",
     help="Algorithms to draw with --system (default: all applicable); with --systems, one (default auto).",
 )
-@click.option("--launch", type=click.Choice(["stream", "graph"]), default="stream", show_default=True)
+@click.option(
+    "--launch",
+    type=click.Choice(["stream", "graph"]),
+    default="stream",
+    show_default=True,
+    help="Launch cost per call: plain stream launch or a replayed CUDA graph.",
+)
 @profile_option
 @catalog_option
 def collective_plot(
@@ -149,7 +155,9 @@ def collective_plot(
     """Bus bandwidth against message size, with the raw link peak as a dashed roof.
 
     With --system and --gpus N,M,... one panel per group, e.g. a cluster's NVLink domain and 8 nodes:
-    rooflib plot collective --system dgx-h100-superpod --gpus 8,64 --out busbw.png
+
+    \b
+      rooflib plot collective --system dgx-h100-superpod --gpus 8,64 --out busbw.png
     """
     from rooflib.plot import CollectiveBandwidthDisplay, CollectiveGroupsDisplay, file_axes
     from rooflib.plot.groups import PANEL_HEIGHT

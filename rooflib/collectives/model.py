@@ -82,6 +82,7 @@ class PhaseCost:
     msg: float
     loads: FloatArray  # bytes per byte of S on every link, all repeats included
     bottleneck: int  # link index of the tightest link (-1 when none)
+    switch: bool = False  # multimem traffic through the NVSwitch (NVLS)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class PlanCost:
     base_latency: float
     size_curve_points: tuple[tuple[float, float], ...] | None
     hbm_beta: float = 0.0  # seconds per byte of S to read the input and write the output in HBM
+    nvls_curve_points: tuple[tuple[float, float], ...] | None = None  # for switch phases, at each rank's shard
 
 
 def _efficiency(system: System, regime: str) -> FloatArray:
@@ -144,7 +146,8 @@ def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System)
         engine = phase.reduce_bytes * phase.repeat / system.switch.reduction_bandwidth.value
         if engine > beta:
             beta, bottleneck = engine, -1
-    return PhaseCost(beta, phase.hops_nv, phase.hops_net, phase.msg, loads, bottleneck)
+    switch = phase.switch_members is not None
+    return PhaseCost(beta, phase.hops_nv, phase.hops_net, phase.msg, loads, bottleneck, switch)
 
 
 def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
@@ -158,6 +161,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     base = system.library.algorithm_latency.get(plan.algorithm)
     extra = system.library.op_latency.get(plan.op) if native else None
     curve = system.library.link_size_efficiency
+    nvls_curve = system.library.nvls_size_efficiency
     return PlanCost(
         plan.op,
         plan.algorithm,
@@ -167,6 +171,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
         (0.0 if base is None else base.value) + (0.0 if extra is None else extra.value),
         None if curve is None else curve.points,
         hbm_floor(system, plan.op, plan.group.n),
+        None if nvls_curve is None else nvls_curve.points,
     )
 
 
@@ -181,7 +186,10 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     pick = np.full(s.shape, -1, dtype=np.int64)
     # seconds per byte of S summed over phases: one multiply per regime when there is no size curve
     body = None
-    if cost.size_curve_points is None:
+    curves = [
+        cost.nvls_curve_points if ph.switch and cost.nvls_curve_points else cost.size_curve_points for ph in cost.phases
+    ]
+    if all(c is None for c in curves):
         body = s * sum(ph.beta for ph in cost.phases)
     for i, regime in enumerate(cost.regimes):
         fixed = (
@@ -193,8 +201,8 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
             link = body / regime.bw_fraction
         else:
             link = np.zeros(s.shape)
-            for ph in cost.phases:
-                link = link + s * ph.beta / (regime.bw_fraction * _size_eff(cost.size_curve_points, ph.msg * s))
+            for ph, points in zip(cost.phases, curves, strict=True):
+                link = link + s * ph.beta / (regime.bw_fraction * _size_eff(points, ph.msg * s))
         t = fixed + np.maximum(link, s * cost.hbm_beta)
         if regime.max_bytes < np.inf:
             t = np.where(s <= regime.max_bytes, t, np.inf)

@@ -9,6 +9,7 @@ and the switch (multimem loads and stores do not go GPU to GPU).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -192,6 +193,31 @@ def _nvls(g: Group, op: Op) -> list[Phase]:
     ]
 
 
+def _nvls_tree(g: Group, op: Op) -> list[Phase]:
+    """NCCL's NVLSTree all-reduce across NVLink domains, pipelined in one phase: reduce-scatter inside each
+    domain in the switch (multimem ld_reduce), all-reduce of each GPU's shard with its rail peers in the other
+    domains (a tree in NCCL; its bytes those of a rail ring, 2 (D-1)/D of the shard each way) and all-gather
+    inside the domain by multicast, all at once on different links and directions. The switch does the work of
+    a one-domain NVLS all-reduce (``_nvls``): ``1 + 1/d`` of S each way per GPU, all of S reduced."""
+    switch = g.table.system.switch
+    if op != "all_reduce":
+        raise NotApplicable("nvls_tree is an all-reduce algorithm")
+    if not (switch.multicast and switch.in_network_reduction):
+        raise NotApplicable(f"{switch.name} has no multicast / in-network reduction")
+    if g.domains < 2 or not g.uniform_domains:
+        raise NotApplicable("nvls_tree needs two or more NVLink domains with equal GPU counts")
+    d, D = len(g.by_domain[0]), g.domains
+    cols = np.stack(g.by_domain, axis=1)
+    shard = 2.0 * (D - 1) / (d * D)  # bytes / S each GPU sends to (and receives from) its rail peers
+    inter = [(row, np.roll(row, -1), np.full(D, shard)) for row in cols]
+    phase = _phase(inter, msg=1.0 / d, hops_nv=2, hops_net=2 * math.ceil(math.log2(D)))
+    return [
+        dataclasses.replace(
+            phase, switch_egress=1.0 + 1.0 / d, switch_ingress=1.0 + 1.0 / d, reduce_bytes=1.0, switch_members=g.ranks
+        )
+    ]
+
+
 def _rooted(g: Group, op: Op, alg: Algorithm) -> list[Phase]:
     ranks, root = g.ranks, g.ranks[:1]
     others = ranks[1:]
@@ -223,7 +249,7 @@ def _direct(g: Group, op: Op) -> list[Phase]:
 
 
 ALGORITHMS_FOR: dict[Op, tuple[Algorithm, ...]] = {
-    "all_reduce": ("ring", "tree", "direct", "two_shot", "recursive", "nvls", "hierarchical"),
+    "all_reduce": ("ring", "tree", "direct", "two_shot", "recursive", "nvls", "nvls_tree", "hierarchical"),
     "all_gather": ("ring", "direct", "recursive", "nvls", "hierarchical"),
     "reduce_scatter": ("ring", "direct", "recursive", "nvls", "hierarchical"),
     "all_to_all": ("direct",),
@@ -260,8 +286,10 @@ def build_plan(op: Op, alg: Algorithm, g: Group) -> Plan:
         phases = _recursive(g, op)
     elif alg == "nvls":
         phases = _nvls(g, op)
+    elif alg == "nvls_tree":
+        phases = _nvls_tree(g, op)
     else:
         phases = _hierarchical(g, op)
     symmetric = op in ("all_reduce", "all_gather", "reduce_scatter")
-    regime = "p2p" if alg in _P2P and symmetric else "nvls" if alg == "nvls" else "nccl"
+    regime = "p2p" if alg in _P2P and symmetric else "nvls" if alg in ("nvls", "nvls_tree") else "nccl"
     return Plan(op, alg, g, tuple(phases), regime)

@@ -4,7 +4,7 @@ busbw follows nccl-tests (``doc/PERFORMANCE.md``): ``algbw = S / t``, ``busbw = 
 :mod:`rooflib.conventions`. The dashed roof is the raw per-direction link bandwidth that bounds busbw:
 NVLink inside one domain, the node's NICs across domains (see :func:`peak_link_bandwidth`). NVLS reduces inside
 the NVSwitch, so each GPU sends and receives S once instead of 2(n-1)/n S: its all-reduce busbw can exceed the
-link peak, and the legend says so. Curves that coincide are named in the legend ("same curve as ...").
+link peak, and the legend says so. A curve drawn over an earlier one is named in the legend ("overlaps ...").
 
 >>> from rooflib.plot import file_axes
 >>> from rooflib.specs import load_system
@@ -35,12 +35,13 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.lines import Line2D
 
-__all__ = ["DEFAULT_SIZES", "CollectiveBandwidthDisplay", "group_text", "nvls_note", "peak_link_bandwidth"]
+__all__ = ["DEFAULT_SIZES", "CollectiveBandwidthDisplay", "group_text", "is_nvls", "nvls_note", "peak_link_bandwidth"]
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_SIZES: FloatArray = np.exp2(np.arange(10, 31, dtype=np.float64))  # 1 KiB .. 1 GiB
 MARKERS = ("o", "s", "^", "v", "D", "<", ">", "P", "X", "h")
 REDUCING_OPS = ("all_reduce", "reduce_scatter", "reduce")
+OVERLAP = 0.005  # curves closer than this share of the axis height at every size look like one: the legend says so
 PEAK_WHAT = {"nvlink": "per GPU", "ib": "(all NICs of one NVLink domain)"}
 
 
@@ -226,9 +227,11 @@ class CollectiveBandwidthDisplay(Display):
         x = self.sizes
         note = nvls_note(self.op)
         starred = False
+        tops = finite([*self.peaks.values(), *(float(np.nanmax(b)) for b in self.busbw.values() if b.size)])
+        top = max(tops, default=1.0) * 1.08
         for i, (label, bw) in enumerate(self.busbw.items()):
             nvls = self._nvls_mask(label)
-            text = self._curve_label(label, bool(nvls.size and nvls.all()), note)
+            text = self._curve_label(label, bool(nvls.size and nvls.all()), note, top)
             (line,) = axes.plot(x, bw, marker=MARKERS[i % len(MARKERS)], ms=4, mfc="none", lw=1.5, label=text)
             self.lines_[label] = line
             if nvls.any() and not nvls.all():  # the fastest algorithm switches to NVLS at some sizes
@@ -254,8 +257,7 @@ class CollectiveBandwidthDisplay(Display):
         axes.set_xscale("log", base=2)
         byte_ticks(axes, float(x[0]), float(x[-1]))
         eng_axis(axes, "y", "B/s")
-        tops = finite([*self.peaks.values(), *(float(np.nanmax(b)) for b in self.busbw.values() if b.size)])
-        axes.set_ylim(0, max(tops, default=1.0) * 1.08)
+        axes.set_ylim(0, top)
         axes.set_xlabel("message size S (nccl-tests)")
         axes.set_ylabel("bus bandwidth (nccl-tests busbw)")
         axes.set_title(self.title or self.op, fontsize=9)
@@ -267,23 +269,29 @@ class CollectiveBandwidthDisplay(Display):
         chosen = self.chosen.get(label, [])
         if len(chosen) != self.sizes.size:
             return np.zeros(0, dtype=bool)
-        return np.array([a == "nvls" for a in chosen], dtype=bool)
+        return np.array([is_nvls(a) for a in chosen], dtype=bool)
 
-    def _curve_label(self, label: str, all_nvls: bool, note: str) -> str:
-        """The legend text of one curve: GPU count when they differ, the NVLS note, and which curve it repeats."""
+    def _curve_label(self, label: str, all_nvls: bool, note: str, top: float) -> str:
+        """The legend text of one curve: GPU count when they differ, the NVLS note, and the earlier curve it
+        hides (within :data:`OVERLAP` of the axis height ``top`` at every size)."""
         text = label
         gpus = self.gpus.get(label)
         if gpus and len(set(self.gpus.values())) > 1 and f"{gpus} GPUs" not in label:
             text += f" ({gpus} GPUs)"
         if all_nvls:
-            text += f" ({note})" if label == "nvls" else f" (NVLS, {note})"
+            text += f" ({note})" if is_nvls(label) else f" (NVLS, {note})"
         bw = self.busbw[label]
         for other, obw in self.busbw.items():
             if other == label:
                 break
-            if obw.shape == bw.shape and np.allclose(obw, bw, rtol=1e-6, equal_nan=True):
-                return f"{text} (same curve as {other})"
+            if obw.shape == bw.shape and np.allclose(obw, bw, rtol=0.0, atol=OVERLAP * top, equal_nan=True):
+                return f"{text} (overlaps {other})"
         return text
+
+
+def is_nvls(algorithm: str) -> bool:
+    """NVLS algorithms (``nvls``, ``nvls_tree``, ...): they reduce inside the NVSwitch."""
+    return algorithm.startswith("nvls")
 
 
 def nvls_note(op: str) -> str:

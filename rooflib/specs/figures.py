@@ -35,7 +35,14 @@ __all__ = [
 SOURCE_PREFIXES = ("measured:", "derived:", "projection:", "assumption:", "calibrated:")
 MAX_WHOLE = 2**63 - 1
 
-WholeNumber = Annotated[int, Strict(), Field(le=MAX_WHOLE)]
+
+def _fits_int64(v: int) -> int:
+    if v > MAX_WHOLE:
+        raise ValueError(f"must be at most 2**63 - 1, got {v!r}")
+    return v
+
+
+WholeNumber = Annotated[int, Strict(), AfterValidator(_fits_int64)]
 """A plain integer field (GPU counts, tile sizes): a YAML int, never ``true``, ``"8"`` or ``8.5``; at most an int64."""
 
 

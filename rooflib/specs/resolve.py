@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rooflib.conventions import MULTICAST_ALGORITHMS
 from rooflib.errors import GroupError, SpecError
 from rooflib.specs.catalog import Catalog, default_catalog, validate
 from rooflib.specs.devices import DeviceSpec
@@ -216,6 +217,9 @@ def without_multicast(system: System) -> System:
     """``system`` as run where NVLink multicast is forbidden (NCCL_NVLS_ENABLE=0): no switch multicast or
     in-network reduction, and no NVLS among the library's own algorithms. A fact of the environment, not a fit."""
     switch = system.switch.model_copy(update={"multicast": False, "in_network_reduction": False})
-    native = {op: tuple(a for a in algs if a != "nvls") for op, algs in system.library.native_algorithms.items()}
+    native = {
+        op: tuple(a for a in algs if a not in MULTICAST_ALGORITHMS)
+        for op, algs in system.library.native_algorithms.items()
+    }
     library = system.library.model_copy(update={"native_algorithms": native})
     return dataclasses.replace(system, switch=switch, library=library)

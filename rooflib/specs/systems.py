@@ -29,7 +29,7 @@ OpName = Annotated[str, name_of("collective", OPS)]
 # What NCCL itself runs: ring/tree/NVLS for reductions and gathers, ring chains for rooted ops, and its
 # point-to-point engine (rooflib's "direct") for all-to-all, send/recv, gather and scatter.
 NATIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
-    "all_reduce": ("ring", "tree", "nvls"),
+    "all_reduce": ("ring", "tree", "nvls", "nvls_tree"),
     "all_gather": ("ring", "nvls"),
     "reduce_scatter": ("ring", "nvls"),
     "broadcast": ("ring",),
@@ -165,6 +165,10 @@ class LibrarySpec(SpecModel):
     )
     protocols: dict[str, ProtocolSpec]
     nvls_efficiency: Fraction | None = None
+    nvls_size_efficiency: SizeCurve | None = Field(
+        default=None,
+        description="NVLS efficiency against each rank's shard (S / n): many ranks split a buffer into small shards",
+    )
     max_channels: Count | None = Field(
         default=None, description="most parallel rings / trees the library builds across NVLink domains"
     )

@@ -106,7 +106,7 @@ def _nccl(system: System, rows: pd.DataFrame) -> pd.Series:
         op, gpus, mode = nccl_key(key)
         if gpus > system.gpus or gpus < 2:
             continue
-        launch: Literal["stream", "graph"] = "graph" if mode == "graph" else "stream"
+        launch: Literal["stream", "graph"] = "graph" if mode.startswith("graph") else "stream"  # graph-in-place
         r = predict_collective(
             str(op),
             system,

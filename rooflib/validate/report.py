@@ -16,9 +16,11 @@ import numpy as np
 import pandas as pd
 
 from rooflib.bench.nccl_text import nccl_model_time, parse_tuning
+from rooflib.calibrate.checks import check_gpu, nvls_state
 from rooflib.calibrate.data import load_meta, load_results
-from rooflib.calibrate.profile import nvls_enabled as _nvls_enabled
+from rooflib.errors import RooflibError
 from rooflib.specs.resolve import load_system, without_multicast
+from rooflib.validate.inputs import check_rows
 from rooflib.validate.predict import predict_frame
 
 __all__ = ["Validation", "error_table", "validate"]
@@ -107,15 +109,29 @@ def validate(
     profile: str | Path | None = None,
     out: str | Path | None = None,
     plots: bool = True,
+    force: bool = False,
 ) -> Validation:
-    """Compare the models with the measurements in ``results``; with ``out``, write CSVs, plots and REPORT.md."""
+    """Compare the models with the measurements in ``results``; with ``out``, write CSVs, plots and REPORT.md.
+
+    Measurements of another GPU model than the system's are refused unless ``force`` (then a
+    :class:`~rooflib.calibrate.checks.MeasurementWarning`, and rows the system's GPU cannot run are left out)."""
     root = Path(results)
-    frame = load_results(root)
-    frame = frame[frame["verified"]].copy()
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise RooflibError(f"--out {out} is a file: the report goes to a folder")
+    loaded = load_results(root)
+    meta = load_meta(root)
+    frame = loaded[loaded["verified"]].copy()
+    frame.attrs = dict(loaded.attrs)
+    if frame.empty:
+        raise RooflibError(
+            f"{loaded.attrs.get('source', root)}: no verified measurements ({len(loaded)} rows, all failed)"
+        )
     gpus = int(np.nanmax(frame["gpus"].astype(float)))
     models: list[str] = ["datasheet"]
     datasheet = load_system(system, gpus=gpus)
-    if not _nvls_enabled(load_meta(root)):  # the machine forbade multicast: so must the datasheet model
+    check_gpu(frame, meta, datasheet, str(root), force=force)
+    frame = check_rows(frame, datasheet, force=force)
+    if nvls_state(meta, str(root)) != "on":  # the machine forbade multicast: so must the datasheet model
         datasheet = without_multicast(datasheet)
     frame["pred_datasheet"] = predict_frame(datasheet, frame)
     if profile is not None:
@@ -131,5 +147,8 @@ def validate(
     if out is not None:
         from rooflib.validate.write import write_report
 
-        write_report(result, Path(out), system=system, results=root, profile=profile, plots=plots)
+        try:
+            write_report(result, Path(out), system=system, results=root, profile=profile, plots=plots)
+        except OSError as exc:
+            raise RooflibError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     return result

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rooflib.errors import RooflibError
 from rooflib.specs.resolve import System
 from rooflib.workloads import predict_workload
 
@@ -32,7 +33,12 @@ def tp_table(frame: pd.DataFrame, system: System) -> pd.DataFrame:
     for key, grp in rows.groupby(["workload", "m", "n", "k", "gpus"]):
         workload, m, n, k, gpus = _key(key)
         measured = {str(impl): float(t) for impl, t in grp.groupby("impl")["time_s"].median().items()}
-        pred = predict_workload(workload, system, gpus=gpus, params={"m": m, "n": n, "k": k})
+        try:
+            pred = predict_workload(workload, system, gpus=gpus, params={"m": m, "n": n, "k": k})
+        except RooflibError as exc:  # name the measured row, not the model's inputs
+            line = f" line {int(grp['_line'].min())}" if "_line" in grp else ""
+            where = f"{frame.attrs.get('source', 'results')}{line}"
+            raise RooflibError(f"{where}: tp row {workload} m={m} n={n} k={k} on {gpus} GPUs: {exc}") from None
         rec: dict[str, object] = {
             "workload": workload,
             "m": m,

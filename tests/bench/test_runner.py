@@ -46,7 +46,7 @@ def test_only_runs_the_named_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     ran: list[str] = []
     monkeypatch.setattr(runner, "detect_gpus", lambda: ["GPU 0: H200", "GPU 1: H200"])
-    monkeypatch.setattr(runner, "_run_job", lambda job, out, gpus, nvcc: ran.append(job.key))
+    monkeypatch.setattr(runner, "_run_job", lambda job, out, gpus, nvcc, *rest: ran.append(job.key))
     run_bench(["overlap"], tmp_path / "out", only=["overlap/gather"], progress=False)
     assert ran == ["overlap/gather"]
     assert (tmp_path / "out" / "done.txt").read_text().split() == ["overlap/gather"]
@@ -71,7 +71,7 @@ def test_collect_keeps_points_and_meta(tmp_path: Path) -> None:
     (raw / "latency.jsonl").write_text(
         '{"record":"meta","program":"latency","date":"2026-11-29"}\n'
         '{"record":"point","program":"latency","test":"intra_sm_mbarrier","one_way_ns_median":67.0,"verified":true}\n'
-        "not json\n"
+        "\n"
     )
     (raw / "tp.jsonl").write_text(
         '{"record":"meta","family":"tp","date":"2026-11-30"}\n'
@@ -86,6 +86,10 @@ def test_collect_keeps_points_and_meta(tmp_path: Path) -> None:
     assert len(frame) == 4 and (tmp_path / "results.csv").exists()
     assert set(frame["record"]) == {"point", "tp", "compute_rate"}
     assert (tmp_path / "meta.json").read_text().count("2026-11-29") == 1
+    with (raw / "latency.jsonl").open("a") as fh:
+        fh.write("not json\n")
+    with pytest.raises(RooflibError, match=r"latency.jsonl line 4: not a JSON record"):
+        collect(tmp_path)
 
 
 def test_a_job_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_link_peak_and_nvls_are_explained(h100: System, ax: Axes) -> None:
 def test_coinciding_curves_are_named(ax: Axes) -> None:
     same = np.linspace(1e9, 2e11, SIZES.size)
     CollectiveBandwidthDisplay("all_gather", SIZES, {"ring": same, "tree": same.copy(), "direct": same / 2}).plot(ax)
-    assert legend_texts(ax)[:3] == ["ring", "tree (same curve as ring)", "direct"]
+    assert legend_texts(ax)[:3] == ["ring", "tree (overlaps ring)", "direct"]
     markers = {line.get_marker() for line in ax.get_lines()[:3]}
     assert len(markers) == 3  # a curve hidden under another still shows its own markers
 
