@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     # roofline
     "roofline": "rooflib.roof",
     "roofs": "rooflib.roof",
+    # workloads
+    "predict_workload": "rooflib.workloads",
 }
 
 __all__ = [
@@ -70,6 +72,7 @@ __all__ = [
     "parse_size",
     "predict_collective",
     "predict_transfer",
+    "predict_workload",
     "roofline",
     "roofs",
     "transfer_time",
@@ -104,6 +107,7 @@ if TYPE_CHECKING:
         transfer_time,
     )
     from rooflib.units import parse_quantity, parse_size
+    from rooflib.workloads import predict_workload
 
 
 def __getattr__(name: str) -> Any:

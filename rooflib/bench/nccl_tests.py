@@ -250,13 +250,14 @@ def _gpus(run: NcclTestsRun, given: int | None) -> None:
     elif run.per_process:
         run.gpus, run.gpus_evidence = run.per_process, "nThread x nGpus (no rank lines: one process assumed)"
     if given is not None:
-        if run.gpus is not None and run.gpus != given:
+        per_process_only = not run.ranks and run.per_process and given % run.per_process == 0  # several processes
+        if run.gpus is not None and run.gpus != given and not per_process_only:
             raise MeasurementError(
                 run.source,
                 f"--gpus {given}, but the text lists {run.gpus} GPUs ({run.gpus_evidence})",
                 line=run.first_line,
             )
-        run.gpus, run.gpus_evidence = given, run.gpus_evidence or "--gpus"
+        run.gpus, run.gpus_evidence = given, "--gpus" + (f" ({run.gpus_evidence})" if run.gpus_evidence else "")
     if run.gpus is None or run.gpus < 1:
         raise MeasurementError(
             run.source,

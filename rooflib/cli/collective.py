@@ -26,8 +26,16 @@ from rooflib.units import format_bandwidth, format_bytes, format_time
 __all__ = ["collective", "result_records"]
 
 
-def result_records(result: CollectiveResult, *, top: int = 5) -> list[dict[str, Any]]:
-    """One JSON record per size of ``result`` (keys: op, system, gpus, bytes, algorithm, time_s, ...)."""
+TIE = 0.03
+"""Candidates within this relative time of the fastest are marked as ties (the model cannot tell them apart;
+the measured collective error on 2xH200 is 2.7 % median, docs/validation/README.md)."""
+
+
+def result_records(
+    result: CollectiveResult, *, top: int = 5, library: CollectiveResult | None = None
+) -> list[dict[str, Any]]:
+    """One JSON record per size of ``result`` (keys: op, system, gpus, bytes, algorithm, time_s, ...); with
+    ``library`` (the same sizes predicted with ``algorithm="library"``) each record also says what NCCL runs."""
     out = []
     for i, size in enumerate(result.nbytes):
         times = {alg: float(t[i]) for alg, t in result.candidates.items()}
@@ -56,13 +64,30 @@ def result_records(result: CollectiveResult, *, top: int = 5) -> list[dict[str, 
                 "not_applicable": dict(result.not_applicable),
             }
         )
+        best = out[-1]["time_s"]
+        out[-1]["ties"] = [c["algorithm"] for c in out[-1]["candidates"][1:] if c["time_s"] <= best * (1 + TIE)]
+        if library is not None:
+            out[-1]["library"] = {
+                "algorithm": library.algorithm[i],
+                "protocol": library.protocol[i],
+                "time_s": float(library.time_s[i]),
+                "busbw_bytes_per_s": float(library.busbw[i]),
+            }
     return out
 
 
-def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str, many: bool) -> None:
+def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str, many: bool, algorithm: str) -> None:
     click.echo(f"{result.op} on {result.gpus} GPUs of {result.system} ({launch} launch)")
-    rows = [
-        [
+    headers = ["bytes", "algorithm", "protocol", "time", "algbw", "busbw"]
+    if algorithm == "auto":
+        click.echo(
+            "auto: the fastest modelled kernel (NCCL's algorithms and custom symmetric-memory kernels); "
+            "library: what NCCL itself runs (plain PyTorch + NCCL)"
+        )
+        headers = ["bytes", "auto", "protocol", "time", "algbw", "busbw", "library", "time ", "busbw "]
+    rows = []
+    for r in records:
+        row = [
             format_bytes(r["bytes"]),
             r["algorithm"],
             r["protocol"],
@@ -70,9 +95,11 @@ def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str,
             format_bandwidth(r["algbw_bytes_per_s"]),
             format_bandwidth(r["busbw_bytes_per_s"]),
         ]
-        for r in records
-    ]
-    print_table(["bytes", "algorithm", "protocol", "time", "algbw", "busbw"], rows)
+        if "library" in r:
+            lib = r["library"]
+            row += [lib["algorithm"], format_time(lib["time_s"]), format_bandwidth(lib["busbw_bytes_per_s"])]
+        rows.append(row)
+    print_table(headers, rows)
     if many:
         return
     rec = records[0]
@@ -80,8 +107,11 @@ def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str,
     rows = []
     for cand in rec["candidates"]:
         busbw = bandwidths(result.op, result.gpus, rec["bytes"], cand["time_s"])[1]
-        rows.append([cand["algorithm"], format_time(cand["time_s"]), format_bandwidth(float(busbw))])
-    print_table(["candidate", "time", "busbw"], rows)
+        mark = "best" if cand is rec["candidates"][0] else ("tie" if cand["algorithm"] in rec["ties"] else "")
+        rows.append([cand["algorithm"], format_time(cand["time_s"]), format_bandwidth(float(busbw)), mark])
+    print_table(["candidate", "time", "busbw", ""], rows)
+    if rec["ties"]:
+        click.echo(f"within {100 * TIE:g} % of the best (a tie the model cannot split): {', '.join(rec['ties'])}")
     for alg, why in rec["not_applicable"].items():
         click.echo(f"not applicable: {alg}: {why}")
     if rec["link_loads"]:
@@ -117,7 +147,9 @@ def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str,
     "-a",
     default="auto",
     show_default=True,
-    help="auto (fastest per size) or ring, tree, direct, two_shot, recursive, nvls, hierarchical.",
+    help="auto: the fastest modelled kernel per size (custom symmetric-memory kernels included); library: what "
+    "NCCL itself runs (its own algorithm choice: plain PyTorch + NCCL); or one of ring, tree, direct, two_shot, "
+    "recursive, nvls, nvls_tree, hierarchical.",
 )
 @click.option(
     "--launch",
@@ -155,8 +187,18 @@ def collective(
         algorithm=algorithm,
         launch=as_launch(launch),
     )
-    records = result_records(result, top=top)
+    library = None
+    if algorithm == "auto":
+        library = predict_collective(
+            op,
+            system,
+            nbytes=np.asarray(sizes.values, dtype=np.float64),
+            gpus=gpus,
+            algorithm="library",
+            launch=as_launch(launch),
+        )
+    records = result_records(result, top=top, library=library)
     if as_json:
         emit_json(records if sizes.many else records[0])
     else:
-        _print(result, records, launch, sizes.many)
+        _print(result, records, launch, sizes.many, algorithm)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -94,6 +95,28 @@ class CollectiveResult:
     not_applicable: dict[str, str]
     _costs: dict[str, PlanCost] = field(repr=False)
     _topology: Topology = field(repr=False)
+
+    def to_frame(self) -> Any:
+        """One row per size (pandas DataFrame): bytes, the chosen algorithm and protocol, time, algbw, busbw, and
+        each candidate algorithm's time as ``time_s[<algorithm>]``."""
+        import pandas as pd
+
+        frame = pd.DataFrame(
+            {
+                "op": self.op,
+                "system": self.system,
+                "gpus": self.gpus,
+                "bytes": self.nbytes,
+                "algorithm": self.algorithm,
+                "protocol": self.protocol,
+                "time_s": self.time_s,
+                "algbw_bytes_per_s": self.algbw,
+                "busbw_bytes_per_s": self.busbw,
+            }
+        )
+        for alg, times in self.candidates.items():
+            frame[f"time_s[{alg}]"] = times
+        return frame
 
     def link_loads(self, index: int = 0, *, top: int | None = 10) -> list[LinkLoad]:
         """Links used by the chosen algorithm at size ``nbytes[index]``, highest utilisation first."""

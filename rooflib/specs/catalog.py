@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -24,17 +24,7 @@ from rooflib.specs.figures import SOURCE_PREFIXES
 from rooflib.specs.interconnects import InterconnectSpec
 from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 
-__all__ = [
-    "MAX_FILE_BYTES",
-    "MAX_NODES",
-    "Catalog",
-    "RawItem",
-    "builtin_data_dir",
-    "default_catalog",
-    "load_yaml",
-    "validate",
-    "validate_model",
-]
+__all__ = ["Catalog", "RawItem", "builtin_data_dir", "default_catalog", "load_yaml", "validate", "validate_model"]
 
 KINDS = ("device", "interconnect", "system", "library", "profile", "sources")
 _MODELS: dict[str, Any] = {
@@ -44,7 +34,6 @@ _MODELS: dict[str, Any] = {
     "library": LibrarySpec,
     "profile": ProfileSpec,
 }
-T = TypeVar("T")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -137,11 +126,8 @@ def load_yaml(path: Path) -> Any:
     missing, unreadable, larger than :data:`MAX_FILE_BYTES`, not UTF-8, not YAML, has a duplicate key or
     expands past :data:`MAX_NODES` nodes."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SpecFileError(
-                path, f"is {size / 2**20:.0f} MiB; a catalog file is at most {MAX_FILE_BYTES >> 20} MiB"
-            )
+        if (mib := path.stat().st_size / 2**20) > MAX_FILE_BYTES / 2**20:
+            raise SpecFileError(path, f"is {mib:.0f} MiB; a catalog file is at most {MAX_FILE_BYTES >> 20} MiB")
         raw = path.read_bytes()
     except FileNotFoundError:
         raise SpecFileError(path, "no such file") from None
@@ -150,10 +136,8 @@ def load_yaml(path: Path) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bad = raw[exc.start]
-        raise SpecFileError(
-            path, f"is not UTF-8 text (byte 0x{bad:02x} at offset {exc.start}); is it a YAML file?"
-        ) from None
+        where = f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        raise SpecFileError(path, f"is not UTF-8 text ({where}); is it a YAML file?") from None
     loader = _LOADER(text)
     try:
         node = loader.get_single_node()

@@ -4,6 +4,7 @@ from rooflib.transfer.choose import MechanismChoice, TransferResult, best_mechan
 from rooflib.transfer.model import (
     CAPABILITIES,
     MECHANISMS,
+    NETWORK_MECHANISMS,
     Capability,
     Mechanism,
     Reduction,

@@ -8,6 +8,7 @@ the mechanism using fewer SMs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +49,24 @@ class TransferResult:
     options: tuple[MechanismChoice, ...]  # fastest first
     unavailable: dict[str, str]
     link_bytes_per_s: float
+
+    def to_frame(self) -> Any:
+        """One row per capable mechanism, fastest first (pandas DataFrame)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(
+            [
+                {
+                    "bytes": self.nbytes,
+                    "mechanism": o.mechanism,
+                    "sms": o.sms,
+                    "time_s": o.time_s,
+                    "bandwidth_bytes_per_s": o.bandwidth_bytes_per_s,
+                    "best": o.mechanism == self.best,
+                }
+                for o in self.options
+            ]
+        )
 
 
 def _sms_for(system: System, mech: Mechanism, budget: int, link: float) -> int:

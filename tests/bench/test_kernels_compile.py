@@ -62,7 +62,18 @@ def test_build_reuses_cached_binary(binaries: dict[str, Path]) -> None:
 
 @pytest.mark.parametrize(
     ("args", "nvls"),
-    [([], None), ([], "1"), (["--allow-multicast"], None), (["--allow-multicast"], "0"), (["--allow-multicast"], "")],
+    [
+        ([], None),
+        ([], "1"),
+        (["--allow-multicast"], None),
+        (["--allow-multicast"], "0"),
+        (["--allow-multicast"], ""),
+        (["--allow-multicast"], "false"),  # NCCL reads it as 0 (off): not a request for multicast
+        (["--allow-multicast"], "no"),
+        (["--allow-multicast"], "0x0"),
+        (["--allow-multicast"], " 0 "),
+        (["--allow-multicast"], "1abc"),
+    ],
 )
 def test_multimem_refuses(binaries: dict[str, Path], args: list[str], nvls: str | None) -> None:
     env = _env_without_multicast()

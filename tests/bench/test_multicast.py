@@ -67,7 +67,17 @@ def test_anything_not_clearly_off_is_replaced() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "requested"), [("1", True), ("2", True), (" 0x1 ", True), ("0", False), ("false", False), ("yes", False), ("", False), (None, False)]
+    ("value", "requested"),
+    [
+        ("1", True),
+        ("2", True),
+        (" 0x1 ", True),
+        ("0", False),
+        ("false", False),
+        ("yes", False),
+        ("", False),
+        (None, False),
+    ],
 )
 def test_only_a_plain_nonzero_integer_requests_multicast(value: str | None, requested: bool) -> None:
     env = {} if value is None else {"NCCL_NVLS_ENABLE": value}

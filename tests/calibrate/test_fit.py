@@ -68,11 +68,54 @@ def test_calibrate_writes_a_profile_the_catalog_accepts(tmp_path: Path) -> None:
 
 
 def test_nothing_to_fit_is_an_error(tmp_path: Path) -> None:
-    _write(tmp_path, [{"record": "point", "program": "other", "test": "x", "verified": True}], "other")
+    _write(tmp_path, [{"record": "point", "program": "other", "test": "x", "time_s": 1e-6, "verified": True}], "other")
     with pytest.raises(RooflibError, match="nothing to calibrate"):
         calibrate(tmp_path, "hgx-h200", tmp_path / "p.yaml")
+    _write(tmp_path / "b", [{"record": "point", "program": "other", "test": "x", "verified": True}], "other")
+    with pytest.raises(RooflibError, match=r"results.csv: no time column \(time_s, time_s_median"):
+        calibrate(tmp_path / "b", "hgx-h200", tmp_path / "p.yaml")
 
 
 def test_missing_results_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(RooflibError, match="rooflib bench all"):
         load_results(tmp_path)
+
+
+def test_profile_output_paths(tmp_path: Path) -> None:
+    h200 = rooflib.load_system("hgx-h200", gpus=2)
+    _write(tmp_path, _p2p_rows(h200), "p2p")
+    with pytest.raises(RooflibError, match=r"--out .* is a folder: give the profile's file name"):
+        calibrate(tmp_path, "hgx-h200", tmp_path)
+    deep = tmp_path / "new" / "parents" / "lab.yaml"
+    calibrate(tmp_path, "hgx-h200", deep)  # missing parents are made
+    assert deep.exists() and rooflib.load_system("hgx-h200", profile=deep).device.name == "h200-sxm"
+    calibrate(tmp_path, "hgx-h200", deep)  # a profile may be overwritten
+    results = tmp_path / "results.csv"
+    before = results.read_text()
+    with pytest.raises(RooflibError, match="exists and is not a profile"):
+        calibrate(tmp_path, "hgx-h200", results)  # never overwrite the measurements
+    assert results.read_text() == before
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(RooflibError, match="cannot write the profile"):
+        calibrate(tmp_path, "hgx-h200", blocker / "p.yaml")
+    assert sorted(p.name for p in (tmp_path / "new" / "parents").iterdir()) == ["lab.yaml"]  # no temporary files
+
+
+def test_a_profile_that_does_not_validate_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rooflib.calibrate import profile as profile_module
+    from rooflib.calibrate.data import Fit
+
+    h200 = rooflib.load_system("hgx-h200", gpus=2)
+    _write(tmp_path, _p2p_rows(h200), "p2p")
+
+    def bogus(frame: object, system: object, source: str) -> Fit:
+        fit = Fit()
+        fit.overrides["device.no_such_figure"] = {"value": 1.0, "source": source}
+        return fit
+
+    monkeypatch.setattr(profile_module, "fit_device", bogus)
+    out = tmp_path / "bad.yaml"
+    with pytest.raises(RooflibError, match=r"bad.yaml: 1 problem"):
+        calibrate(tmp_path, "hgx-h200", out)
+    assert not out.exists() and not list(tmp_path.glob(".bad*"))

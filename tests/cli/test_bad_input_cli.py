@@ -275,3 +275,8 @@ def test_figure_with_the_unit_of_another_dimension(tmp_path: Path) -> None:
     err = _fails("show", "my-h100", "--catalog", str(tmp_path), lines=2)
     assert str(path) in err
     assert "field 'hbm_bandwidth.value' = '450 GB': '450 GB' is a size in bytes, not a bandwidth" in err
+
+
+def test_set_without_a_value_is_one_line() -> None:
+    err = _fails("predict", "gemm_rs", *H100, "--set", "k")
+    assert "error: Invalid value for --set: expected key=value, got 'k'" in err

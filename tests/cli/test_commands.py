@@ -88,7 +88,7 @@ def test_show_json_and_table() -> None:
 
 COLLECTIVE_KEYS = {
     "op", "system", "gpus", "bytes", "algorithm", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "candidates",
-    "protocol", "link_loads", "not_applicable",
+    "protocol", "link_loads", "not_applicable", "ties", "library",
 }  # fmt: skip
 
 
@@ -101,6 +101,8 @@ def test_collective_json_schema(size: str, expected: int) -> None:
     _finite_numbers(data)
     times = [c["time_s"] for c in data["candidates"]]
     assert times == sorted(times) and data["candidates"][0]["algorithm"] == data["algorithm"]
+    assert data["library"]["time_s"] >= data["time_s"]  # what NCCL runs is never faster than auto
+    assert data["library"]["algorithm"] in ("ring", "tree", "nvls")
     assert data["time_s"] == pytest.approx(times[0])
     assert data["algbw_bytes_per_s"] == pytest.approx(expected / data["time_s"])
     assert data["busbw_bytes_per_s"] == pytest.approx(data["algbw_bytes_per_s"] * 2 * 7 / 8)
@@ -125,6 +127,7 @@ def test_collective_range_and_list() -> None:
     assert [d["bytes"] for d in data] == [4096, 2**30]
     table = invoke("collective", "all_reduce", "-s", "hgx-h100", "--bytes", "1KiB:1MiB").stdout
     assert sum(1 for line in table.splitlines() if "KiB" in line or "MiB" in line) == 11
+    assert "library: what NCCL itself runs" in table
 
 
 def test_collective_named_algorithm_and_graph_launch() -> None:

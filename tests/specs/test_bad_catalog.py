@@ -280,3 +280,9 @@ def test_profile_file_of_another_kind_is_not_added(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="a profile file needs kind: profile"):
         cat.profile(path)
     assert "sneaky" not in cat.names("system")
+
+
+def test_missing_path_in_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROOFLIB_CATALOG", str(tmp_path / "gone"))
+    with pytest.raises(SpecFileError, match=r"gone: catalog path does not exist"):
+        Catalog.load()
