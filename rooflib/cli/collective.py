@@ -64,8 +64,8 @@ def result_records(
                 "not_applicable": dict(result.not_applicable),
             }
         )
-        best = out[-1]["time_s"]
-        out[-1]["ties"] = [c["algorithm"] for c in out[-1]["candidates"][1:] if c["time_s"] <= best * (1 + TIE)]
+        ranked = sorted(times.items(), key=lambda kv: kv[1])
+        out[-1]["ties"] = [a for a, t in ranked[1:] if t <= ranked[0][1] * (1 + TIE)]
         if library is not None:
             out[-1]["library"] = {
                 "algorithm": library.algorithm[i],

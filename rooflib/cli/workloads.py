@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from rooflib.cli.common import (
+    ImagePath,
     catalog_option,
     emit_json,
     json_option,
@@ -200,7 +201,7 @@ def _parse_sweep(sweeps: tuple[str, ...], params: dict[str, str]) -> tuple[str |
 @click.option(
     "--sweep", "sweeps", multiple=True, metavar="KEY=V1,V2,...", help="Also sweep one parameter (a line plot)."
 )
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the plot (PNG/SVG/PDF).")
+@click.option("--out", type=ImagePath(), default=None, help="Write the plot (.png, .svg or .pdf, from the suffix).")
 @json_option
 @profile_option
 @catalog_option

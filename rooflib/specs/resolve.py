@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,7 +131,7 @@ def _node_count(spec: SystemSpec, nodes: int | None, gpus: int | None) -> int:
     if nodes is not None and gpus is not None and gpus > nodes * per_node:
         raise GroupError(f"gpus = {gpus} do not fit {nodes} nodes of {per_node} GPUs of system {spec.name!r}")
     if nodes is None:
-        nodes = spec.nodes.default if gpus is None else math.ceil(gpus / per_node)
+        nodes = spec.nodes.default if gpus is None else -(-gpus // per_node)
     if not 1 <= nodes <= spec.nodes.max:
         held = f" to hold {gpus} GPUs" if gpus is not None else ""
         raise GroupError(
@@ -168,8 +167,8 @@ def load_system(
     """Resolve system ``name`` from the catalog.
 
     ``nodes`` sets the node count (default: the system's default); ``gpus`` sizes a cluster to the nodes that
-    hold that many GPUs, and groups default to those ``gpus`` (``System.group()``, every prediction). ``profile`` (a name or a YAML path) overrides
-    catalog figures with calibrated ones.
+    hold that many GPUs, and groups default to those ``gpus`` (``System.group()``, every prediction).
+    ``profile`` (a name or a YAML path) overrides catalog figures with calibrated ones.
     """
     cat = catalog or default_catalog()
     sys_spec = cat.system(name)

@@ -17,6 +17,7 @@ from rooflib.transfer.model import (
 __all__ = [
     "CAPABILITIES",
     "MECHANISMS",
+    "NETWORK_MECHANISMS",
     "Capability",
     "Mechanism",
     "MechanismChoice",

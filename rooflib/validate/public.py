@@ -39,9 +39,7 @@ def _rows(
     system: str, gpus: int, source: str, conditions: str, points: list[tuple[float, float]], fit: tuple[float, ...] = ()
 ) -> list[PublicFigure]:
     return [
-        PublicFigure(
-            system, gpus, int(gib * GiB), gbps * 1e9, source, conditions, "fit" if gib in fit else "held-out"
-        )
+        PublicFigure(system, gpus, int(gib * GiB), gbps * 1e9, source, conditions, "fit" if gib in fit else "held-out")
         for gib, gbps in points
     ]
 

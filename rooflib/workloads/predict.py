@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rooflib.compute.rates import ComputeError
 from rooflib.errors import UnitError, UnknownNameError
 from rooflib.schedule import AUTO, LIBRARY, Choice, StagePrediction, predict_stage
 from rooflib.specs.resolve import System
@@ -156,8 +157,12 @@ def predict_workload(
     values = resolve_params(spec, given)
     members = system.group(gpus)
     notes = _round_defaults(spec, values, given, len(members))
-    stages = MODELS[spec.model](values, system, len(members))
-    preds = tuple(predict_stage(system, members, st) for st in stages)
+    try:
+        stages = MODELS[spec.model](values, system, len(members))
+        preds = tuple(predict_stage(system, members, st) for st in stages)
+    except ComputeError as exc:  # say which workload and parameters asked for the impossible kernel
+        given_text = ", ".join(f"{k}={v}" for k, v in given.items()) or "defaults"
+        raise ComputeError(f"workload {spec.name!r} ({given_text}) on {len(members)} GPUs: {exc}") from None
     _check_finite(spec, preds)
     terms = {
         "compute_s": sum(p.compute_s for p in preds),

@@ -49,5 +49,5 @@ def test_load_system_gpus_sizes_the_cluster() -> None:
     pod = rooflib.load_system("dgx-h100-superpod", gpus=12)
     assert pod.nodes == 2 and len(pod.group()) == 12
     assert rooflib.predict_collective("all_reduce", pod, nbytes=1 << 20).gpus == 12
-    with pytest.raises(GroupError, match="nodes must be a whole number >= 1, got 2.5"):
+    with pytest.raises(GroupError, match=r"nodes must be a whole number >= 1, got 2\.5"):
         rooflib.load_system("dgx-h100-superpod", nodes=2.5)  # type: ignore[arg-type]
