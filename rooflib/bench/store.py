@@ -171,7 +171,7 @@ def locked(root: Path) -> Iterator[None]:
     """One writer at a time per results folder (``rooflib bench``, ``rooflib import-nccl-tests``)."""
     import fcntl
 
-    with (root / ".lock").open("w") as fh:
+    with (root / "raw" / ".lock").open("w") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

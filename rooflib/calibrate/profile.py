@@ -23,6 +23,7 @@ from rooflib.calibrate.data import Fit, load_meta, load_results
 from rooflib.calibrate.device import fit_device
 from rooflib.calibrate.transfer import fit_transfers
 from rooflib.errors import RooflibError, SpecError
+from rooflib.specs.catalog import Catalog
 from rooflib.specs.resolve import load_system
 
 __all__ = ["calibrate", "nvls_enabled", "provenance"]
@@ -112,7 +113,8 @@ def _write(profile: dict[str, Any], out: Path, system: str, gpus: int, command: 
             fh.write(f"# Calibrated by `{command}`; figures fitted to measurements, see provenance.\n")
             yaml.safe_dump(profile, fh, sort_keys=False, width=120)
         try:
-            load_system(system, gpus=gpus, profile=tmp)  # the profile must validate against the catalog
+            # the profile must validate against the catalog (a fresh one: the default stays as it was)
+            load_system(system, gpus=gpus, profile=tmp, catalog=Catalog.load())
         except SpecError as exc:  # name the file the user asked for, not the temporary one
             raise SpecError(out, exc.problems) from None
         os.replace(tmp, out)

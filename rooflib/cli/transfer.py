@@ -42,7 +42,18 @@ def transfer_record(result: TransferResult) -> dict[str, Any]:
         ],
         "unavailable": dict(result.unavailable),
         "link_bytes_per_s": result.link_bytes_per_s,
+        "ties": _ties(result),
     }
+
+
+TIE = 0.03
+"""Mechanisms within this relative time of the fastest are reported as ties (the model's calibrated transfer
+error is 1.9 % median on 2xH200, docs/validation/README.md)."""
+
+
+def _ties(result: TransferResult) -> list[str]:
+    best = result.options[0].time_s
+    return [o.mechanism for o in result.options[1:] if o.time_s <= best * (1 + TIE)]
 
 
 @click.command()
@@ -113,9 +124,10 @@ def transfer(
         f"{format_bytes(result.nbytes)} from GPU {src} to GPU {dst} on {system.name}, budget {result.sms} SMs, "
         f"path {format_bandwidth(result.link_bytes_per_s)} per direction"
     )
+    ties = _ties(result)
     rows: list[list[object]] = [
         [
-            o.mechanism + (" (best)" if o.mechanism == result.best else ""),
+            o.mechanism + (" (best)" if o.mechanism == result.best else " (tie)" if o.mechanism in ties else ""),
             o.sms,
             format_time(o.time_s),
             format_bandwidth(o.bandwidth_bytes_per_s),
@@ -124,3 +136,5 @@ def transfer(
     ]
     rows += [[m, "-", "-", f"unavailable: {why}"] for m, why in result.unavailable.items()]
     print_table(["mechanism", "SMs", "time", "bandwidth"], rows)
+    if ties:
+        click.echo(f"within {100 * TIE:g} % of the best (a tie the model cannot split): {', '.join(ties)}")

@@ -19,6 +19,7 @@ from rooflib.bench.nccl_text import nccl_model_time, parse_tuning
 from rooflib.calibrate.checks import check_gpu, nvls_state
 from rooflib.calibrate.data import load_meta, load_results
 from rooflib.errors import RooflibError
+from rooflib.specs.catalog import Catalog
 from rooflib.specs.resolve import load_system, without_multicast
 from rooflib.validate.inputs import check_rows
 from rooflib.validate.predict import predict_frame
@@ -90,7 +91,7 @@ def _schedule_tables(
 
     if not frame["family"].isin(["overlap", "tp"]).any():
         return {}
-    sys_ = load_system(system, gpus=gpus, profile=profile)
+    sys_ = load_system(system, gpus=gpus, profile=profile, catalog=_catalog(profile))
     out = {}
     over = overlap_table(frame, sys_)
     if not over.empty:
@@ -100,6 +101,11 @@ def _schedule_tables(
     if not tp.empty:
         out["tp"] = tp
     return out
+
+
+def _catalog(profile: str | Path | None) -> Catalog | None:
+    """A fresh catalog for a profile file (the default one keeps its profiles), else None (the default)."""
+    return Catalog.load() if profile is not None and Path(profile).is_file() else None
 
 
 def validate(
@@ -135,7 +141,8 @@ def validate(
         datasheet = without_multicast(datasheet)
     frame["pred_datasheet"] = predict_frame(datasheet, frame)
     if profile is not None:
-        frame["pred_calibrated"] = predict_frame(load_system(system, gpus=gpus, profile=profile), frame)
+        calibrated = load_system(system, gpus=gpus, profile=profile, catalog=_catalog(profile))
+        frame["pred_calibrated"] = predict_frame(calibrated, frame)
         models.append("calibrated")
     nccl = _nccl_model(root, frame)
     if nccl.notna().any():

@@ -105,7 +105,7 @@ def test_rows_and_counts_that_do_not_fit() -> None:
     ):
         read_nccl_tests(no_ranks, op="alltoall")  # 4 GPUs by nGpus: the bus factor shows it is wrong
     bare = "\n".join(line for line in A2A.split("\n") if "Rank" not in line and "nThread" not in line)
-    with pytest.raises(MeasurementError, match="cannot tell the GPU count .* pass --gpus"):
+    with pytest.raises(MeasurementError, match=r"cannot tell the GPU count .* pass --gpus"):
         read_nccl_tests(bare, op="alltoall")
     with pytest.raises(MeasurementError, match="hypercube_perf is not a collective rooflib models"):
         read_nccl_tests(AR.replace("all_reduce_perf", "hypercube_perf"))

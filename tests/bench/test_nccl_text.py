@@ -33,7 +33,9 @@ NCCL_TESTS = """\
 def test_old_layout() -> None:
     entries = parse_tuning(OLD_STYLE)
     ring_simple = [e for e in entries if e.op == "all_reduce" and e.algorithm == "Ring" and e.protocol == "Simple"]
-    assert ring_simple[0].latency_s == pytest.approx(16.8e-6) and ring_simple[0].algbw_bytes_per_s == pytest.approx(230e9)
+    assert ring_simple[0].latency_s == pytest.approx(16.8e-6) and ring_simple[0].algbw_bytes_per_s == pytest.approx(
+        230e9
+    )
     t, pick = nccl_model_time(entries, "all_reduce", 1 << 30)
     assert pick == "Ring/Simple" and t == pytest.approx(16.8e-6 + (1 << 30) / 230e9)
     _, pick_small = nccl_model_time(entries, "all_reduce", 1024)
@@ -52,4 +54,5 @@ def test_nccl_tests_output() -> None:
     assert len(rows) == 4 and {r["op"] for r in rows} == {"all_reduce"} and rows[0]["gpus"] == 2
     big = rows[2]
     assert big["bytes"] == 1 << 30 and big["time_s"] == pytest.approx(2950e-6) and big["verified"] is True
+    assert [r["mode"] for r in rows[:2]] == ["stream", "stream-in-place"]  # out of place: what calibration fits
     assert big["busbw_bytes_per_s"] == pytest.approx(363.98e9)

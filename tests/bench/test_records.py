@@ -32,7 +32,7 @@ def test_a_cut_off_last_line_is_named_or_dropped(tmp_path: Path) -> None:
 
 def test_non_objects_and_nan(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
-    path.write_text('[1, 2]\n')
+    path.write_text("[1, 2]\n")
     with pytest.raises(MeasurementError, match="line 1: not a JSON record \\(not a JSON object\\)"):
         read_jsonl(path)
     path.write_text('{"t": NaN, "u": Infinity}\n')

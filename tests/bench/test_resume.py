@@ -122,7 +122,7 @@ def test_lines_that_are_not_records_fail_the_job_but_keep_the_rest(tmp_path: Pat
 def test_a_job_past_its_time_limit_is_stopped_and_resumed(tmp_path: Path, fake_jobs: FakeJobs) -> None:
     out = tmp_path / "run"
     fake_jobs([_kernel("fake/slow", "--sleep", "30")])
-    with pytest.raises(RooflibError, match="timed out after 0.5 s"):
+    with pytest.raises(RooflibError, match=r"timed out after 0\.5 s \(its process group was killed\)"):
         run_bench(["fake"], out, progress=False, job_timeout_s=0.5)
     assert len(_points(out)) == 3 and read_done(out) == set()
     fake_jobs([_kernel("fake/slow")])
@@ -146,3 +146,21 @@ def test_the_results_folder_must_be_a_folder(tmp_path: Path, fake_jobs: FakeJobs
     fake_jobs([_kernel("fake/a")])
     with pytest.raises(RooflibError, match="cannot make the results folder"):
         run_bench(["fake"], tmp_path / "file" / "run", progress=False)
+
+
+def test_one_writer_at_a_time(tmp_path: Path, fake_jobs: FakeJobs) -> None:
+    from rooflib.bench.nccl_import import import_nccl_tests
+    from rooflib.bench.store import locked
+
+    out = tmp_path / "run"
+    (out / "raw").mkdir(parents=True)
+    fake_jobs([_kernel("fake/a")])
+    with locked(out):
+        with pytest.raises(RooflibError, match="is in use by another rooflib command"):
+            run_bench(["fake"], out, progress=False)
+        with pytest.raises(RooflibError, match="is in use by another rooflib command"):
+            import_nccl_tests(Path(__file__).with_name("data") / "all_reduce_h100.log", out)
+    run_bench(["fake"], out, progress=False)  # released
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RooflibError, match="cannot make the results folder"):
+        import_nccl_tests(Path(__file__).with_name("data") / "all_reduce_h100.log", tmp_path / "file")

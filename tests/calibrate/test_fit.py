@@ -25,13 +25,35 @@ def _p2p_rows(system: rooflib.System) -> list[dict[str, object]]:
         sms_all = 0 if model == "copy_engine" else 132
         for s in sizes:
             t = float(transfer_time(system, model, s, None if sms_all else 132))
-            rows.append({"record": "point", "program": "p2p", "mechanism": measured, "direction": "one_way",
-                         "peer": True, "bytes": s, "sms": sms_all, "time_s_median": t, "verified": True})
+            rows.append(
+                {
+                    "record": "point",
+                    "program": "p2p",
+                    "mechanism": measured,
+                    "direction": "one_way",
+                    "peer": True,
+                    "bytes": s,
+                    "sms": sms_all,
+                    "time_s_median": t,
+                    "verified": True,
+                }
+            )
         if model != "copy_engine":
             for k in (1, 2, 4, 8, 16, 32, 64):
                 t = float(transfer_time(system, model, GIB / 4, k))
-                rows.append({"record": "point", "program": "p2p", "mechanism": measured, "direction": "one_way",
-                             "peer": True, "bytes": GIB / 4, "sms": k, "time_s_median": t, "verified": True})
+                rows.append(
+                    {
+                        "record": "point",
+                        "program": "p2p",
+                        "mechanism": measured,
+                        "direction": "one_way",
+                        "peer": True,
+                        "bytes": GIB / 4,
+                        "sms": k,
+                        "time_s_median": t,
+                        "verified": True,
+                    }
+                )
     return rows
 
 
@@ -49,8 +71,12 @@ def test_transfer_fit_recovers_the_generating_parameters(tmp_path: Path) -> None
     fit = fit_transfers(frame, h200, "measured: synthetic")
     spec = h200.device.transfer
     got = fit.overrides
-    assert float(got["device.transfer.tma.peak_fraction"]["value"]) == pytest.approx(spec.tma.peak_fraction.value, rel=0.01)
-    assert float(got["device.transfer.ldst.peak_fraction"]["value"]) == pytest.approx(spec.ldst.peak_fraction.value, rel=0.01)
+    assert float(got["device.transfer.tma.peak_fraction"]["value"]) == pytest.approx(
+        spec.tma.peak_fraction.value, rel=0.01
+    )
+    assert float(got["device.transfer.ldst.peak_fraction"]["value"]) == pytest.approx(
+        spec.ldst.peak_fraction.value, rel=0.01
+    )
     per_sm = float(str(got["device.transfer.ldst.per_sm_bandwidth"]["value"]).split()[0]) * 1e9
     assert per_sm == pytest.approx(spec.ldst.per_sm_bandwidth.value, rel=0.02)
     fixed = float(str(got["device.transfer.copy_engine.fixed_cost"]["value"]).split()[0]) * 1e-6

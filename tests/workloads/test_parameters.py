@@ -51,3 +51,19 @@ def test_load_system_gpus_sizes_the_cluster() -> None:
     assert rooflib.predict_collective("all_reduce", pod, nbytes=1 << 20).gpus == 12
     with pytest.raises(GroupError, match=r"nodes must be a whole number >= 1, got 2\.5"):
         rooflib.load_system("dgx-h100-superpod", nodes=2.5)  # type: ignore[arg-type]
+
+
+def test_near_ties_are_reported_as_ties() -> None:
+    s = rooflib.load_system("gb200-nvl72")
+    p = predict_workload("gemm_rs", s, gpus=72)
+    assert p.ties and all(c.time_s <= p.best.time_s * (1 + p.tie_tolerance) for c in p.ties)
+    assert p.best not in p.ties
+    strict = predict_workload("gemm_rs", s, gpus=72, tie_tolerance=0.0)
+    assert all(c.time_s == strict.best.time_s for c in strict.ties)
+    from click.testing import CliRunner
+
+    from rooflib.cli import main
+
+    out = CliRunner().invoke(main, ["predict", "gemm_rs", "--system", "gb200-nvl72", "--gpus", "72"])
+    assert out.exit_code == 0 and "a tie the model cannot split" in out.output
+    assert "rounded up to 8208" in out.output
