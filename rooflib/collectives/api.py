@@ -20,7 +20,7 @@ from rooflib.collectives.group import Group
 from rooflib.collectives.model import Launch, PlanCost, cost_plan, plan_time
 from rooflib.collectives.plans import ALGORITHMS_FOR, NotApplicable, build_plan
 from rooflib.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
-from rooflib.errors import GroupError
+from rooflib.errors import GroupError, UnitError, UnknownNameError
 from rooflib.specs.resolve import System
 from rooflib.topology.links import LINK_CLASSES
 from rooflib.topology.topology import Topology, topology_of
@@ -160,9 +160,16 @@ def predict_collective(
     """
     the_op = check_op(op)
     members = system.group(gpus)
-    sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.float64))
-    if sizes.ndim != 1 or (sizes < 0).any() or not np.isfinite(sizes).all():
-        raise GroupError(f"nbytes must be finite and >= 0, got {nbytes!r}")
+    if launch not in ("stream", "graph"):
+        raise UnknownNameError("launch", str(launch), ("stream", "graph"))
+    try:
+        sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise UnitError(f"nbytes must be a size or a 1-D array of sizes in bytes, got {nbytes!r}") from None
+    if sizes.ndim != 1:
+        raise UnitError(f"nbytes must be a size or a 1-D array of sizes, got an array of shape {sizes.shape}")
+    if (sizes < 0).any() or not np.isfinite(sizes).all():
+        raise UnitError(f"nbytes must be finite and >= 0, got {nbytes!r}")
     names = _candidates(system, the_op, algorithm)
     launch_s = (system.library.launch_overhead if launch == "stream" else system.library.graph_launch_overhead).value
     costs: dict[str, PlanCost] = {}

@@ -96,3 +96,11 @@ def test_nvls_state(meta: list[dict[str, object]], state: str) -> None:
 def test_nvls_on_and_off_together_is_an_error() -> None:
     with pytest.raises(RooflibError, match="NVLS on and with NVLS off"):
         nvls_state([{"nvls": "on"}, {"env": {"NCCL_NVLS_ENABLE": "0"}}], "runs/x")
+
+
+def test_forced_calibration_as_a_gpu_without_the_measured_features(tmp_path: Path) -> None:
+    """H200 runs as an A100 (no TMA, no fp8): the fit skips what the A100 lacks instead of failing inside."""
+    with pytest.warns(MeasurementWarning):
+        profile = calibrate(RUNS / "x2", "hgx-a100", tmp_path / "a100.yaml", force=True)
+    assert not any(".tma." in key for key in profile["overrides"])
+    assert "fp8" not in profile["overrides"].get("device.dtype_efficiency", {})

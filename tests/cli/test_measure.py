@@ -145,8 +145,12 @@ def test_calibrate_and_validate_refuse_broken_measurements(tmp_path: Path) -> No
     lines = good.splitlines(keepends=True)
     csv.write_text("".join([lines[0], lines[1], lines[1], *lines[2:]]))
     assert "lines 2 and 3 are the same measurement" in _one_error("validate", str(run), "-s", "hgx-h200")
-    csv.unlink()  # only raw/ left: it is collected, and a cut-off last line is named
+    csv.unlink()  # only raw/ left: it is collected; a corrupt line is named, in the middle or cut off at the end
     raw = run / "raw" / "p2p.jsonl"
+    middle = raw.read_text().splitlines(keepends=True)
+    raw.write_text("".join([*middle[:5], middle[5][:40] + "\n", *middle[6:]]))
+    assert f"{raw} line 6: not a JSON record" in _one_error("validate", str(run), "-s", "hgx-h200")
+    raw.write_text("".join(middle))
     raw.write_bytes(raw.read_bytes()[:-50])
     err = _one_error("calibrate", str(run), "-s", "hgx-h200", "-o", out)
     assert f"{raw} line " in err and "the last line is cut off" in err

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import rooflib
 from rooflib.collectives import ALGORITHMS_FOR, OPS, bus_factor, predict_collective
 from rooflib.conventions import MULTICAST_ALGORITHMS
-from rooflib.errors import GroupError, UnknownNameError
+from rooflib.errors import GroupError, UnitError, UnknownNameError
 from rooflib.specs import System
 
 SIZES = 2.0 ** np.arange(7, 31)
@@ -63,8 +63,17 @@ def test_group_that_does_not_fit(h100: System) -> None:
         predict_collective("all_reduce", h100, gpus=9, nbytes=1e6)
     with pytest.raises(GroupError, match="names a GPU twice"):
         predict_collective("all_reduce", h100, gpus=[0, 1, 1], nbytes=1e6)
-    with pytest.raises(GroupError, match="nbytes must be finite and >= 0"):
+    with pytest.raises(UnitError, match="nbytes must be finite and >= 0"):
         predict_collective("all_reduce", h100, nbytes=-1)
+
+
+def test_bad_arguments_are_refused(h100: System) -> None:
+    with pytest.raises(UnknownNameError, match="unknown launch 'bogus'; valid launches: graph, stream"):
+        predict_collective("all_reduce", h100, nbytes=1, launch="bogus")  # type: ignore[arg-type]
+    with pytest.raises(UnitError, match=r"1-D array of sizes, got an array of shape \(1, 2\)"):
+        predict_collective("all_reduce", h100, nbytes=[[1, 2]])
+    with pytest.raises(UnitError, match="sizes in bytes, got 'abc'"):
+        predict_collective("all_reduce", h100, nbytes="abc")
 
 
 def test_explicit_group_placement_changes_the_bottleneck(superpod: System) -> None:
