@@ -15,6 +15,7 @@ from rooflib.cli.common import (
     catalog_option,
     emit_json,
     json_option,
+    launch_option,
     load,
     print_table,
     profile_option,
@@ -151,13 +152,7 @@ def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str,
     "NCCL itself runs (its own algorithm choice: plain PyTorch + NCCL); or one of ring, tree, direct, two_shot, "
     "recursive, nvls, nvls_tree, hierarchical.",
 )
-@click.option(
-    "--launch",
-    type=click.Choice(["stream", "graph"]),
-    default="stream",
-    show_default=True,
-    help="Launch cost per call: plain stream launch or a replayed CUDA graph.",
-)
+@launch_option
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True, help="Busiest links to report.")
 @json_option
 @profile_option

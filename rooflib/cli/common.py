@@ -36,6 +36,7 @@ __all__ = [
     "emit_json",
     "json_option",
     "jsonable",
+    "launch_option",
     "load",
     "open_catalog",
     "parse_amount",
@@ -192,6 +193,16 @@ def as_reduction(text: str) -> Reduction:
 # --- options ----------------------------------------------------------------------------------------------------
 def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON (SI units: bytes, s, B/s, FLOP/s).")(f)
+
+
+def launch_option(f: F) -> F:
+    return click.option(
+        "--launch",
+        type=click.Choice(["stream", "graph"]),
+        default="stream",
+        show_default=True,
+        help="Launch cost per call: plain stream launch or a replayed CUDA graph.",
+    )(f)
 
 
 def profile_option(f: F) -> F:

@@ -13,6 +13,7 @@ from rooflib.cli.common import (
     as_launch,
     as_reduction,
     catalog_option,
+    launch_option,
     load,
     open_catalog,
     profile_for,
@@ -132,13 +133,7 @@ def comm_roofline_plot(
     metavar="A,B",
     help="Algorithms to draw with --system (default: all applicable); with --systems, one (default auto).",
 )
-@click.option(
-    "--launch",
-    type=click.Choice(["stream", "graph"]),
-    default="stream",
-    show_default=True,
-    help="Launch cost per call: plain stream launch or a replayed CUDA graph.",
-)
+@launch_option
 @profile_option
 @catalog_option
 def collective_plot(
