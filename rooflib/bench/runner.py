@@ -207,12 +207,14 @@ def _run_job(job: Job, out: Path, gpus: int, nvcc: str, machine: dict[str, Any],
                     err.write(f"# rooflib bench: dropped a cut-off last line: {got.partial[:200]}\n")
                 for number, line in got.bad:
                     err.write(f"# rooflib bench: line {number} is not a JSON record: {line[:200]}\n")
-                ok = code == 0 and not failure and not got.bad
+                ok = code == 0 and not failure and not got.bad and got.partial is None
                 kept = store_job(out, job.family, job.key, got.records, _stamp(machine, env, got.records), complete=ok)
                 sink.unlink(missing_ok=True)
     if failure or code != 0:
         why = failure or f"failed (exit {code})"
         raise RooflibError(f"benchmark job {job.key} {why}; {kept} records kept as incomplete; see {err_path}")
+    if got.partial is not None:
+        raise RooflibError(f"benchmark job {job.key} ended in a cut-off line; {kept} records kept as incomplete")
     if got.bad:
         number, line = got.bad[0]
         raise RooflibError(

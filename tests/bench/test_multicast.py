@@ -95,3 +95,17 @@ def test_the_nccl_worker_guard(monkeypatch: pytest.MonkeyPatch, allow: bool, val
     assert os.environ["NCCL_NVLS_ENABLE"] == kept
     if kept == "0":
         assert os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
+
+
+def test_the_workers_import_without_pydantic_or_pandas() -> None:
+    """The torchrun workers run on machines with torch and numpy only."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['pydantic'] = None; sys.modules['pandas'] = None; sys.modules['scipy'] = None\n"
+        "import rooflib.bench.nccl_worker, rooflib.bench.tp_worker, rooflib.bench.gemm_worker\n"
+        "assert 'rooflib.specs' not in sys.modules"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr

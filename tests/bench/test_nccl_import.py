@@ -86,3 +86,21 @@ def test_a_tuning_table_in_the_log_feeds_nccls_own_model(tmp_path: Path) -> None
     import_nccl_tests(log, out)
     assert len(list((out / "raw").glob("nccl_tuning_import_*.log"))) == 1
     assert "nccl" in validate(out, "hgx-h100").models
+
+
+def test_an_unknown_nvls_state_is_said_and_a_given_one_recorded(tmp_path: Path) -> None:
+    from rooflib.calibrate.checks import MeasurementWarning
+
+    log = DATA / "reduce_scatter_graph.log"  # says nothing about NVLS
+    import_nccl_tests(log, tmp_path / "a")
+    with pytest.warns(MeasurementWarning, match="NVLS state unknown for the NCCL measurements"):
+        profile = calibrate(tmp_path / "a", "hgx-h200", tmp_path / "a.yaml")
+    assert profile["fit"]["measurements"]["nvls"] == "unknown"
+    import_nccl_tests(log, tmp_path / "b", nvls="off")
+    profile = calibrate(tmp_path / "b", "hgx-h200", tmp_path / "b.yaml")  # no warning: filterwarnings = error
+    assert (
+        profile["fit"]["measurements"]["nvls"] == "off"
+        and "--nvls off" in profile["fit"]["measurements"]["nvls_evidence"]
+    )
+    v = validate(tmp_path / "b", "hgx-h200", profile=tmp_path / "b.yaml")
+    assert {"graph", "graph-in-place"} <= set(v.errors["variant"])

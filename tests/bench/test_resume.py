@@ -81,6 +81,10 @@ def test_a_cut_off_last_line_is_dropped_and_the_job_redone(tmp_path: Path, fake_
     assert len(_points(out)) == 3 and "dropped a cut-off last line" in (out / "raw" / "fake.stderr.log").read_text()
     for line in (out / "raw" / "fake.jsonl").read_text().splitlines():
         json.loads(line)  # the family file never holds a partial line
+    fake_jobs([_worker("fake/w", "--partial")])  # exit 0, but the output was cut: not a finished job either
+    with pytest.raises(RooflibError, match="fake/w ended in a cut-off line"):
+        run_bench(["fake"], out, progress=False)
+    assert read_done(out) == set()
     fake_jobs([_worker("fake/w")])
     run_bench(["fake"], out, progress=False)
     assert len(_points(out)) == 3 and read_done(out) == {"fake/w"}
