@@ -14,12 +14,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field
 
 from rooflib.conventions import check_op
 from rooflib.errors import RooflibError, UnitError, UnknownNameError
-from rooflib.specs.catalog import builtin_data_dir, validate_model
+from rooflib.specs.catalog import builtin_data_dir, load_yaml, validate_model
 from rooflib.specs.devices import DTYPES
 from rooflib.specs.figures import SpecModel
 from rooflib.units import MAX_SIZE, parse_size
@@ -55,9 +54,7 @@ def load_workloads(root: Path | None = None) -> dict[str, tuple[WorkloadSpec, Pa
     folder = root or builtin_data_dir("workloads")
     out: dict[str, tuple[WorkloadSpec, Path]] = {}
     for path in sorted(folder.glob("*.yaml")):
-        with path.open(encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-        spec = validate_model(WorkloadSpec, data, path)
+        spec = validate_model(WorkloadSpec, load_yaml(path), path)
         out[spec.name] = (spec, path)
     return out
 

@@ -14,7 +14,8 @@ import yaml
 from rooflib.conventions import ALGORITHMS
 from rooflib.errors import SpecError, SpecFileError, UnknownNameError
 from rooflib.specs import Catalog
-from rooflib.specs.catalog import MAX_NODES, builtin_data_dir, load_yaml
+from rooflib.specs.catalog import builtin_data_dir
+from rooflib.specs.yaml_files import MAX_NODES, load_yaml
 
 HARDWARE = builtin_data_dir("hardware")
 
