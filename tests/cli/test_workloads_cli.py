@@ -54,3 +54,24 @@ def test_what_if_sweep(tmp_path: Path) -> None:
     assert out.stat().st_size > 1000
     bad = CliRunner().invoke(main, ["what-if", "gemm_rs", "--systems", "hgx-h100", "--sweep", "k"])
     assert bad.exit_code == 2 and "expected KEY=V1,V2" in bad.output
+
+
+def test_what_if_refuses_empty_systems_and_repeated_sweeps() -> None:
+    runner = CliRunner()
+    for systems in ("", " ", ","):
+        out = runner.invoke(main, ["what-if", "gemm_rs", "--systems", systems])
+        assert out.exit_code == 2 and "names no system" in out.output and "Traceback" not in out.output
+    out = runner.invoke(main, ["what-if", "gemm_rs", "--systems", "hgx-h100", "--sweep", "k=1024", "--sweep", "m=1024"])
+    assert out.exit_code == 2 and "given 2 times (k=1024, m=1024); sweep one parameter at a time" in out.output
+    out = runner.invoke(main, ["what-if", "gemm_rs", "--systems", "hgx-h100", "--sweep", "k=1024", "--set", "k=2048"])
+    assert out.exit_code == 2 and "k is both swept and set" in out.output
+    out = runner.invoke(main, ["what-if", "gemm_rs", "--systems", "hgx-h100", "--profile", "h200-x2"])
+    assert out.exit_code == 2 and "is for none of the systems hgx-h100" in out.output
+
+
+def test_what_if_with_a_profile_uses_it_for_its_system() -> None:
+    args = ["what-if", "gemm_rs", "--systems", "hgx-h200", "--gpus", "2", "--json"]
+    plain = CliRunner().invoke(main, args)
+    calibrated = CliRunner().invoke(main, [*args, "--profile", "h200-x2"])
+    assert plain.exit_code == 0 and calibrated.exit_code == 0, calibrated.output
+    assert json.loads(plain.output)[0]["baseline_time_s"] != json.loads(calibrated.output)[0]["baseline_time_s"]
