@@ -35,12 +35,15 @@ CASES = [
     ("gb200-nvl72", 72),
     ("nvl576", 144),
     ("nvl576", 576),
+    ("dgx-h100-superpod", 3),
     ("dgx-h100-superpod", 12),
+    ("dgx-h100-superpod", 100),
     ("dgx-h100-superpod", 16),
     ("dgx-h100-superpod", 64),
     ("dgx-h100-superpod", 256),
     ("dgx-h100-superpod", 4096),
     ("gb200-nvl72-superpod", 144),
+    ("gb200-nvl72-superpod", 150),
     ("gb200-nvl72-superpod", 1440),
 ]
 WORKLOADS = sorted(load_workloads())
