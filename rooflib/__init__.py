@@ -47,8 +47,11 @@ _EXPORTS: dict[str, str] = {
     # roofline
     "roofline": "rooflib.roof",
     "roofs": "rooflib.roof",
-    # workloads
+    # workloads and programs
     "predict_workload": "rooflib.workloads",
+    "Program": "rooflib.program",
+    "ProgramBuilder": "rooflib.program",
+    "predict_program": "rooflib.program",
 }
 
 __all__ = [
@@ -56,6 +59,8 @@ __all__ = [
     "MECHANISMS",
     "OPS",
     "Catalog",
+    "Program",
+    "ProgramBuilder",
     "GroupError",
     "RooflibError",
     "SpecError",
@@ -71,6 +76,7 @@ __all__ = [
     "parse_quantity",
     "parse_size",
     "predict_collective",
+    "predict_program",
     "predict_transfer",
     "predict_workload",
     "roofline",
@@ -106,6 +112,7 @@ if TYPE_CHECKING:
         predict_transfer,
         transfer_time,
     )
+    from rooflib.program import Program, ProgramBuilder, predict_program
     from rooflib.units import parse_quantity, parse_size
     from rooflib.workloads import predict_workload
 

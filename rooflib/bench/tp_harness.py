@@ -245,7 +245,10 @@ def init(args: argparse.Namespace) -> Env:
     dev = torch.device("cuda", local)
     dist.init_process_group("nccl", device_id=dev, timeout=datetime.timedelta(seconds=args.timeout))
     torch.backends.cuda.matmul.allow_tf32 = False  # the float32 references stay float32
-    group_name = dist.group.WORLD.group_name
+    world = dist.group.WORLD
+    if world is None:
+        raise RuntimeError("torch.distributed has no WORLD group after init_process_group")
+    group_name = world.group_name
     seed = torch.tensor([args.seed], device=dev, dtype=torch.int64)
     dist.broadcast(seed, src=0)  # every rank regenerates every rank's inputs: one seed (the default reads the clock)
     env = Env(

@@ -156,12 +156,13 @@ def predict_collective(
     applicable algorithm at each size (custom symmetric-memory kernels included: what a kernel writer could
     reach); ``"library"`` only those the collective library itself runs (NCCL: what plain PyTorch + NCCL
     gets); a named one is used alone (an error says why when it cannot run).
-    ``launch="graph"`` uses the launch cost inside a replayed CUDA graph.
+    ``launch="graph"`` uses the launch cost inside a replayed CUDA graph; ``"device"`` leaves launch costs out
+    (the device's time alone, as the program timeline adds the host's issue cost itself).
     """
     the_op = check_op(op)
     members = system.group(gpus)
-    if launch not in ("stream", "graph"):
-        raise UnknownNameError("launch", str(launch), ("stream", "graph"))
+    if launch not in ("stream", "graph", "device"):
+        raise UnknownNameError("launch", str(launch), ("stream", "graph", "device"))
     try:
         sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.float64))
     except (TypeError, ValueError):
@@ -171,7 +172,8 @@ def predict_collective(
     if (sizes < 0).any() or not np.isfinite(sizes).all():
         raise UnitError(f"nbytes must be finite and >= 0, got {nbytes!r}")
     names = _candidates(system, the_op, algorithm)
-    launch_s = (system.library.launch_overhead if launch == "stream" else system.library.graph_launch_overhead).value
+    lib = system.library
+    launch_s = {"stream": lib.launch_overhead.value, "graph": lib.graph_launch_overhead.value, "device": 0.0}[launch]
     costs: dict[str, PlanCost] = {}
     reasons: dict[str, str] = {}
     for alg in names:

@@ -37,7 +37,7 @@ from rooflib.topology.routing import link_loads
 __all__ = ["HBM_TRAFFIC", "Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "hbm_floor", "plan_time"]
 
 FloatArray = npt.NDArray[np.float64]
-Launch = Literal["stream", "graph"]
+Launch = Literal["stream", "graph", "device"]
 
 
 # Bytes per byte of S that the busiest rank must read plus write in HBM, as (fixed part, part per 1/n): all-reduce

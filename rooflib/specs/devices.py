@@ -25,6 +25,7 @@ __all__ = [
     "DType",
     "DeviceSpec",
     "GemmTile",
+    "HostSpec",
     "MechanismSpec",
     "MechanismSpecs",
     "NVLinkPort",
@@ -119,6 +120,21 @@ class GemmTile(SpecModel):
     source: str = Field(min_length=1)
 
 
+class HostSpec(SpecModel):
+    """What the host pays to issue work to this device (PyTorch eager dispatch included), per call.
+
+    The timeline (``rooflib.program.timeline``) keeps the host busy this long per op; the device starts an op
+    ``DeviceSpec.kernel_launch`` after its issue when it is idle. Calibrate with ``rooflib bench host``.
+    """
+
+    kernel: Duration = Field(description="one eager PyTorch op launching one kernel")
+    cublas: Duration = Field(description="one eager GEMM through cuBLAS (heuristic lookup included)")
+    nccl: Duration = Field(description="one collective through torch.distributed and NCCL's enqueue")
+    sync: Duration = Field(description="a host wait on the device once the device is done (.item(), .cpu())")
+    graph_launch: Duration = Field(description="launching one CUDA-graph replay")
+    kernel_gap: Duration = Field(description="device-side gap between two kernels queued on a stream (eager or graph)")
+
+
 class DeviceSpec(SpecModel):
     kind: Literal["device"]
     name: str
@@ -148,6 +164,7 @@ class DeviceSpec(SpecModel):
     sync_intra_sm: Duration = Field(description="mbarrier synchronisation inside one SM")
     sync_inter_sm: Duration = Field(description="synchronisation between SMs through global memory")
     kernel_launch: Duration = Field(description="host launch to kernel start, stream-ordered")
+    host: HostSpec | None = Field(None, description="host issue costs per call (None: not given, see HostSpec)")
     operand_latency: Duration | None = Field(
         None, description="loaded latency of a bulk operand load from L2 into shared memory, all SMs streaming"
     )

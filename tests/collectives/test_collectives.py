@@ -68,7 +68,7 @@ def test_group_that_does_not_fit(h100: System) -> None:
 
 
 def test_bad_arguments_are_refused(h100: System) -> None:
-    with pytest.raises(UnknownNameError, match="unknown launch 'bogus'; valid launches: graph, stream"):
+    with pytest.raises(UnknownNameError, match="unknown launch 'bogus'; valid launches: device, graph, stream"):
         predict_collective("all_reduce", h100, nbytes=1, launch="bogus")  # type: ignore[arg-type]
     with pytest.raises(UnitError, match=r"1-D array of sizes, got an array of shape \(1, 2\)"):
         predict_collective("all_reduce", h100, nbytes=[[1, 2]])

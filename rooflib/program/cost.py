@@ -1,0 +1,206 @@
+"""The device time, FLOPs and bytes of each program op, from the compute, collective and transfer models.
+
+Each op is costed once, twice over: at achievable rates (``device_s``, what the timeline runs) and at datasheet
+peaks with no quantisation (``ideal_*``, what the bound adds up). Collectives are predicted on the program's
+group of GPUs with NCCL's own algorithm and no launch cost (``launch="device"``: the timeline charges the host's
+issue itself). Ops no model knows cost the bytes they touch at the HBM rate and are flagged ``unmodelled``.
+
+Assumptions beyond the compute models (each says where it comes from):
+
+- ``copy``: every byte read once and written once; ``index``: gathered or scattered bytes read and written
+  once (random access at the streaming rate, an optimistic floor);
+- ``sort``: a radix sort of 32-bit keys in 4 passes, each reading and writing the keys (CUB's onesweep
+  radix sort uses 4 passes of 8 bits for 32-bit keys);
+- ``reduction``: every input read once and every output written once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rooflib.collectives import predict_collective
+from rooflib.compute import (
+    ELEMENTWISE_OPS,
+    ComputeCost,
+    attention,
+    bytes_per_element,
+    elementwise,
+    elementwise_op,
+    gemm,
+    normalization,
+)
+from rooflib.errors import UnknownNameError
+from rooflib.program.ir import Op, ProgramError
+from rooflib.schedule.stage import direct_egress
+from rooflib.schedule.traffic import comm_lower_bound
+from rooflib.specs.resolve import System
+from rooflib.topology import topology_of
+
+__all__ = ["SORT_PASSES", "OpCost", "op_cost"]
+
+SORT_PASSES = 4
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """One op's costs on one rank (SI units)."""
+
+    device_s: float  # at achievable rates: what the timeline runs
+    flops: float
+    hbm_bytes: float
+    net_bytes: float  # bytes this rank sends to other GPUs
+    ideal_compute_s: float  # FLOPs at the datasheet peak
+    ideal_memory_s: float  # HBM bytes at the datasheet rate
+    ideal_comm_s: float  # the communication lower bound (rooflib.schedule.traffic)
+    unmodelled: bool = False
+    algorithm: str = ""  # the collective algorithm, for collectives
+
+    @property
+    def network(self) -> bool:
+        return self.ideal_comm_s > 0 or self.net_bytes > 0
+
+
+def _compute(c: ComputeCost, ideal: ComputeCost, system: System) -> OpCost:
+    hbm = system.device.hbm_bandwidth.value
+    return OpCost(c.time_s, c.flops, c.hbm_bytes, 0.0, ideal.compute_s, ideal.hbm_bytes / hbm, 0.0)
+
+
+def _bytes(system: System, nbytes: float, *, unmodelled: bool = False) -> OpCost:
+    dev = system.device
+    rate = dev.hbm_bandwidth.value * dev.hbm_efficiency.value
+    return OpCost(nbytes / rate, 0.0, nbytes, 0.0, 0.0, nbytes / dev.hbm_bandwidth.value, 0.0, unmodelled)
+
+
+def _p(op: Op, key: str, default: object = None) -> object:
+    value = op.params.get(key, default)
+    if value is None:
+        raise ProgramError(f"op {op.name!r} ({op.kind}) needs the parameter {key!r}")
+    return value
+
+
+def _int(op: Op, key: str, default: int | None = None) -> int:
+    value = _p(op, key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ProgramError(f"op {op.name!r}: {key} must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _dtype(op: Op) -> str:
+    return str(op.params.get("dtype", "bf16"))
+
+
+def _members(system: System, op: Op, members: tuple[int, ...]) -> tuple[int, ...]:
+    group = op.params.get("group")
+    if group is None:
+        return members
+    ranks = tuple(int(r) for r in group)
+    bad = [r for r in ranks if not 0 <= r < len(members)]
+    if bad:
+        raise ProgramError(f"op {op.name!r}: group ranks {bad} are outside the program's {len(members)} ranks")
+    return tuple(members[r] for r in ranks)
+
+
+def _collective(system: System, op: Op, members: tuple[int, ...], coll: str, nbytes: float) -> OpCost:
+    group = _members(system, op, members)
+    n = len(group)
+    if n < 2 or nbytes == 0:
+        return OpCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    r = predict_collective(coll, system, nbytes=nbytes, gpus=group, algorithm="library", launch="device")
+    per = system.domain_gpus
+    sizes = list({g // per: sum(1 for h in group if h // per == g // per) for g in group}.values())
+    net = math.inf
+    remote = [g for g in group if g // per != group[0] // per]
+    if remote:
+        net = topology_of(system).bottleneck(group[0], remote[0])
+    switch = system.switch.in_network_reduction and system.switch.multicast
+    bound = comm_lower_bound(
+        coll,  # type: ignore[arg-type]
+        nbytes,
+        n,
+        sizes,
+        nvlink_bps=system.nvlink_bandwidth,
+        network_bps=net,
+        switch=switch,
+    )
+    egress = direct_egress(coll, nbytes, n)  # type: ignore[arg-type]
+    return OpCost(float(r.time_s[0]), 0.0, 0.0, egress, 0.0, 0.0, bound, algorithm=r.algorithm[0])
+
+
+def _gemm(system: System, op: Op) -> OpCost:
+    dims = (_int(op, "m"), _int(op, "n"), _int(op, "k"))
+    batch, dt = _int(op, "batch", 1), _dtype(op)
+    dev = system.device
+    real = gemm(dev, *dims, dt, batch=batch)
+    return _compute(real, gemm(dev, *dims, dt, batch=batch, ideal=True, derate=False), system)
+
+
+def _attention(system: System, op: Op) -> OpCost:
+    b, h, sq, skv, d = (_int(op, k) for k in ("batch", "heads", "seq_q", "seq_kv", "head_dim"))
+    kv = _int(op, "kv_heads", h)
+    causal = bool(op.params.get("causal", False))
+    dev, dt = system.device, _dtype(op)
+    real = attention(dev, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal)
+    ideal = attention(dev, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal, derate=False)
+    return _compute(real, ideal, system)
+
+
+def _elementwise(system: System, op: Op) -> OpCost:
+    dev, dt, n = system.device, _dtype(op), _int(op, "elements")
+    if n == 0:
+        return OpCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    name = op.params.get("op")
+    if name is not None and name in ELEMENTWISE_OPS:
+        return _compute(
+            elementwise_op(dev, name, n, dt),
+            elementwise_op(dev, name, n, dt, derate=False),
+            system,
+        )
+    reads, writes = _int(op, "reads", 1), _int(op, "writes", 1)
+    flops = float(op.params.get("flops_per_element", 1.0))
+    real = elementwise(dev, n, dt, reads=reads, writes=writes, flops_per_element=flops)
+    ideal = elementwise(dev, n, dt, reads=reads, writes=writes, flops_per_element=flops, derate=False)
+    return _compute(real, ideal, system)
+
+
+def _norm(system: System, op: Op) -> OpCost:
+    dev, dt = system.device, _dtype(op)
+    kind = str(op.params.get("op", "rmsnorm"))
+    rows, cols = _int(op, "rows"), _int(op, "cols")
+    real = normalization(dev, rows, cols, dt, kind=kind)  # type: ignore[arg-type]
+    ideal = normalization(dev, rows, cols, dt, kind=kind, derate=False)  # type: ignore[arg-type]
+    return _compute(real, ideal, system)
+
+
+def _reduction(system: System, op: Op) -> OpCost:
+    size = bytes_per_element(_dtype(op))
+    return _bytes(system, (_int(op, "elements") + _int(op, "outputs", 1)) * size)
+
+
+def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:
+    """The costs of ``op`` on one rank of a program running on GPUs ``members`` of ``system``."""
+    kind = op.kind
+    if kind == "gemm":
+        return _gemm(system, op)
+    if kind == "attention":
+        return _attention(system, op)
+    if kind == "elementwise":
+        return _elementwise(system, op)
+    if kind == "norm":
+        return _norm(system, op)
+    if kind == "reduction":
+        return _reduction(system, op)
+    if kind in ("copy", "index"):
+        return _bytes(system, 2.0 * float(_p(op, "bytes")))  # type: ignore[arg-type]
+    if kind == "sort":
+        keys = _int(op, "elements") * bytes_per_element(_dtype(op))
+        return _bytes(system, 2.0 * SORT_PASSES * keys)
+    if kind == "collective":
+        return _collective(system, op, members, str(_p(op, "op")), float(_p(op, "bytes")))  # type: ignore[arg-type]
+    if kind == "send_recv":
+        return _collective(system, op, members, "send_recv", float(_p(op, "bytes")))  # type: ignore[arg-type]
+    if kind == "sync":
+        return OpCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if kind == "unmodelled":
+        return _bytes(system, float(_p(op, "bytes")), unmodelled=True)  # type: ignore[arg-type]
+    raise UnknownNameError("op kind", kind, ())

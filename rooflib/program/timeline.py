@@ -1,0 +1,142 @@
+"""The host/device timeline of a program: when the host issues each op and when the device runs it.
+
+The host issues the ops in program order; each costs the host its issue time (``HostSpec``: a kernel launch,
+a cuBLAS call, an NCCL call through torch.distributed). An op starts on the device when it has been issued
+(plus ``kernel_launch`` when the device was idle), when the previous op of its stream has finished, when the ops
+it depends on have finished, and when its resource is free: compute ops share the SMs (they run one at a time,
+as concurrent kernels would split the SMs between them), communication ops (collectives, send/recv) share the
+network and overlap compute only when they are on another stream. A host sync (``.item()``) makes the host wait
+until the device is done.
+
+Two modes, both timed as ParallelKernelBench and nccl-tests time (back-to-back iterations, per-iteration
+events): ``eager`` runs four iterations and takes the steady state, the time between the last two iterations'
+ends, so a host-bound program costs its host time and a device-bound one its device time (not their sum);
+``graph`` replays the program as one captured CUDA graph: one ``graph_launch`` of host time per iteration and no
+per-op host cost. In both, a kernel already queued behind another starts ``kernel_gap`` after it. A host sync
+cannot be captured in a graph; the timeline charges it as eager does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rooflib.program.cost import OpCost
+from rooflib.program.ir import Op
+from rooflib.specs.devices import HostSpec
+from rooflib.specs.figures import Duration
+from rooflib.specs.resolve import System
+
+__all__ = ["ITERATIONS", "HostCosts", "Mode", "Slot", "Timeline", "host_costs", "simulate"]
+
+Mode = Literal["eager", "graph"]
+ITERATIONS = 4
+
+
+@dataclass(frozen=True)
+class HostCosts:
+    """Seconds the host spends per op kind, and the device-side launch costs (from ``HostSpec``)."""
+
+    kernel: float
+    cublas: float
+    nccl: float
+    sync: float
+    graph_launch: float
+    kernel_gap: float
+    launch_latency: float
+
+    def issue(self, op: Op) -> float:
+        return {"kernel": self.kernel, "cublas": self.cublas, "nccl": self.nccl, "sync": 0.0, "none": 0.0}[op.host]
+
+
+def host_costs(system: System) -> HostCosts:
+    """The system's host costs; without a ``host`` block in the device spec, its launch figures stand in."""
+    dev, lib = system.device, system.library
+    h: HostSpec | None = dev.host
+    launch = dev.kernel_launch.value
+    if h is None:
+        return HostCosts(
+            launch, launch, lib.launch_overhead.value, launch, lib.graph_launch_overhead.value, 0.0, launch
+        )
+
+    def v(f: Duration) -> float:
+        return f.value
+
+    return HostCosts(
+        v(h.kernel), v(h.cublas), v(h.nccl), v(h.sync), v(h.graph_launch), v(h.kernel_gap), dev.kernel_launch.value
+    )
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One op of the first iteration, run from an idle host and device (times from its first issue)."""
+
+    host_start_s: float
+    host_end_s: float
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class Timeline:
+    mode: Mode
+    time_s: float  # steady-state time of one iteration
+    host_s: float  # host busy time per iteration (issue costs and sync costs, not waits)
+    slots: tuple[Slot, ...]  # one iteration from idle, for the per-op table and the timeline plot
+
+
+def _resource(op: Op, cost: OpCost) -> str:
+    return "net" if op.kind in ("collective", "send_recv") else "sm"
+
+
+def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mode = "eager") -> Timeline:
+    """Run ``ITERATIONS`` back-to-back iterations of ``ops`` and take the steady state."""
+    host = 0.0
+    stream_free: dict[str, float] = {}
+    resource_free: dict[str, float] = {"sm": 0.0, "net": 0.0}
+    device_done = 0.0
+    iteration_ends: list[float] = []
+    slots: list[Slot] = []
+    host_busy = 0.0
+    first: list[Slot] = []
+    for it in range(ITERATIONS):
+        slots = []
+        ends: list[float] = []
+        begin = host
+        host_busy = 0.0
+        if mode == "graph":
+            host += hc.graph_launch
+            host_busy += hc.graph_launch
+        for op, cost in zip(ops, costs, strict=True):
+            h0 = host
+            if op.kind == "sync":
+                host = max(host, device_done) + hc.sync
+                host_busy += hc.sync
+                slots.append(Slot(h0 - begin, host - begin, host - begin, host - begin))
+                ends.append(host)
+                continue
+            if mode == "eager":
+                host += hc.issue(op)
+                host_busy += hc.issue(op)
+            issued = host
+            res = _resource(op, cost)
+            ready = max(
+                stream_free.get(op.stream, 0.0),
+                resource_free[res],
+                max((ends[d] for d in op.deps), default=0.0),
+            )
+            start = max(issued + (hc.launch_latency if ready <= issued else 0.0), ready + hc.kernel_gap)
+            if cost.device_s == 0.0:
+                start = max(issued, ready)
+            end = start + cost.device_s
+            stream_free[op.stream] = end
+            resource_free[res] = end
+            device_done = max(device_done, end)
+            ends.append(end)
+            slots.append(Slot(h0 - begin, host - begin, start - begin, end - begin))
+        iteration_ends.append(max([device_done, host]))
+        if it == 0:
+            first = slots
+    steady = iteration_ends[-1] - iteration_ends[-2] if len(iteration_ends) > 1 else iteration_ends[-1]
+    return Timeline(mode, steady, host_busy, tuple(first))

@@ -1,0 +1,126 @@
+"""The program model: IR checks, op costs, the host/device timeline and the prediction's invariants."""
+
+from __future__ import annotations
+
+import pytest
+
+import rooflib
+from rooflib.compute import gemm
+from rooflib.program import ProgramBuilder, ProgramError, host_costs, predict_program
+
+
+@pytest.fixture(scope="module")
+def h100() -> rooflib.System:
+    return rooflib.load_system("hgx-h100")
+
+
+def _tp_mlp(world: int = 8) -> rooflib.Program:
+    t, h, f = 8192, 8192, 28672
+    b = ProgramBuilder("tp_mlp", world=world)
+    b.norm("rmsnorm", t, h)
+    b.gemm(t, 2 * f // world, h, name="gate_up")
+    b.elementwise("swiglu", t * f // world)
+    b.gemm(t, h, f // world, name="down")
+    b.collective("all_reduce", t * h * 2, name="allreduce")
+    b.elementwise("add", t * h)
+    return b.build()
+
+
+def test_ir_refuses_what_cannot_be_right() -> None:
+    b = ProgramBuilder("bad")
+    with pytest.raises(ProgramError, match="gemm m must be finite and > 0"):
+        b.gemm(0, 8, 8)
+    with pytest.raises(ProgramError, match="copy bytes must be finite"):
+        b.copy(float("nan"))
+    with pytest.raises(rooflib.UnknownNameError, match="unknown op kind 'matmul'"):
+        b.add("matmul", {})  # type: ignore[arg-type]
+    with pytest.raises(rooflib.UnknownNameError, match="unknown collective 'allreduce'"):
+        b.collective("allreduce", 8)
+    b.gemm(8, 8, 8)
+    b.add("elementwise", {"op": "add", "elements": 8}, after=[5])
+    with pytest.raises(ProgramError, match=r"depends on ops \[5\], not earlier ones"):
+        b.build()
+
+
+def test_gemm_op_costs_what_the_compute_model_says(h100: rooflib.System) -> None:
+    b = ProgramBuilder("one", world=1)
+    b.gemm(4096, 4096, 4096)
+    p = predict_program(b.build(), h100)
+    op = p.ops[0]
+    assert op["device_time_s"] == pytest.approx(gemm(h100.device, 4096, 4096, 4096).time_s)
+    assert op["flops"] == pytest.approx(2 * 4096**3)
+
+
+def test_bound_below_best_below_baseline(h100: rooflib.System) -> None:
+    p = predict_program(_tp_mlp(), h100)
+    assert 0 < p.bound_time_s <= p.best["time_s"] <= p.graph_time_s <= p.baseline_time_s * (1 + 1e-9)
+    assert p.best["fused"][0]["ops"] == ["down", "allreduce"] and p.best["fused"][0]["pattern"] == "gemm_ar"
+    assert [o["kind"] for o in p.ops] == ["norm", "gemm", "elementwise", "gemm", "collective", "elementwise"]
+    ar = p.ops[4]
+    assert ar["net_bytes"] == pytest.approx(2 * 7 / 8 * 8192 * 8192 * 2) and ar["algorithm"]
+
+
+def test_host_and_device_overlap_in_eager_steady_state(h100: rooflib.System) -> None:
+    """Back-to-back iterations cost max(host, device), not their sum; a graph removes the per-op host cost."""
+    hc = host_costs(h100)
+    tiny = ProgramBuilder("tiny", world=1)
+    for _ in range(30):
+        tiny.elementwise("add", 1024)
+    p = predict_program(tiny.build(), h100)
+    assert p.baseline_time_s == pytest.approx(30 * hc.kernel)  # host-bound: the host's issue time
+    assert p.host_time_s == pytest.approx(30 * hc.kernel)
+    assert p.graph_time_s < p.baseline_time_s / 2
+    big = ProgramBuilder("big", world=1)
+    big.gemm(16384, 16384, 16384)
+    q = predict_program(big.build(), h100)
+    device = q.ops[0]["device_time_s"]
+    assert q.baseline_time_s == pytest.approx(device + hc.kernel_gap)  # device-bound: host and launch hidden
+    assert q.host_time_s < q.baseline_time_s
+
+
+def test_sync_waits_for_the_device(h100: rooflib.System) -> None:
+    b = ProgramBuilder("sync", world=1)
+    b.gemm(8192, 8192, 8192)
+    b.sync(name="item")
+    p = predict_program(b.build(), h100)
+    hc = host_costs(h100)
+    gemm_end = p.ops[0]["end_s"]
+    assert p.ops[1]["start_s"] == pytest.approx(gemm_end + hc.sync)
+    assert p.baseline_time_s >= p.ops[0]["device_time_s"] + hc.sync
+
+
+def test_compute_ops_on_other_streams_share_the_sms(h100: rooflib.System) -> None:
+    b = ProgramBuilder("streams", world=1)
+    b.gemm(8192, 8192, 8192, stream="a")
+    b.gemm(8192, 8192, 8192, stream="b")
+    p = predict_program(b.build(), h100)
+    assert p.ops[1]["start_s"] >= p.ops[0]["end_s"]  # not overlapped: no faster than the SMs allow
+    assert p.bound_time_s <= p.baseline_time_s
+
+
+def test_communication_on_a_side_stream_overlaps_compute(h100: rooflib.System) -> None:
+    b = ProgramBuilder("overlap", world=8)
+    b.collective("all_gather", 2**30, stream="comm")
+    b.gemm(8192, 8192, 8192)
+    p = predict_program(b.build(), h100)
+    assert p.ops[1]["start_s"] < p.ops[0]["end_s"]
+
+
+def test_unmodelled_ops_are_reported(h100: rooflib.System) -> None:
+    b = ProgramBuilder("odd", world=1)
+    b.gemm(1024, 1024, 1024)
+    b.unmodelled("aten.fft_r2c", 2**28)
+    p = predict_program(b.build(), h100)
+    assert p.unmodelled and p.unmodelled[0]["name"] == "aten.fft_r2c" and 0 < p.unmodelled[0]["share"] < 1
+
+
+def test_world_must_match_the_group(h100: rooflib.System) -> None:
+    with pytest.raises(ProgramError, match="written for 8 ranks, given 4 GPUs"):
+        predict_program(_tp_mlp(8), h100, gpus=4)
+
+
+@pytest.mark.parametrize(("system", "gpus"), [("dgx-h100-superpod", 16), ("gb200-nvl72", 72), ("hgx-a100", 8)])
+def test_invariants_across_systems(system: str, gpus: int) -> None:
+    s = rooflib.load_system(system, gpus=gpus)
+    p = predict_program(_tp_mlp(8), s, gpus=8)
+    assert 0 < p.bound_time_s <= p.best["time_s"] <= p.baseline_time_s * (1 + 1e-9)
