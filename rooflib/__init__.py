@@ -59,9 +59,9 @@ __all__ = [
     "MECHANISMS",
     "OPS",
     "Catalog",
+    "GroupError",
     "Program",
     "ProgramBuilder",
-    "GroupError",
     "RooflibError",
     "SpecError",
     "System",
@@ -98,6 +98,7 @@ if TYPE_CHECKING:
         UnitError,
         UnknownNameError,
     )
+    from rooflib.program import Program, ProgramBuilder, predict_program
     from rooflib.roof import roofline, roofs
     from rooflib.specs import (
         Catalog,
@@ -112,7 +113,6 @@ if TYPE_CHECKING:
         predict_transfer,
         transfer_time,
     )
-    from rooflib.program import Program, ProgramBuilder, predict_program
     from rooflib.units import parse_quantity, parse_size
     from rooflib.workloads import predict_workload
 

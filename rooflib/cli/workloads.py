@@ -143,9 +143,13 @@ def predict(
 
     Example: rooflib predict gemm_rs --system hgx-h100 --gpus 8 --set m=8192 --set n=8192 --set k=16384
     """
-    from rooflib.workloads import TIE_TOLERANCE, predict_workload
+    from rooflib.workloads import TIE_TOLERANCE, load_workloads, predict_workload
 
-    system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
+    catalog = open_catalog(catalog_paths, profile)
+    if workload not in load_workloads() and workload in catalog.names("program"):
+        _predict_program(workload, system_name, gpus, _parse_sets(sets), as_json, profile, catalog)
+        return
+    system = load(system_name, gpus=gpus, profile=profile, catalog=catalog)
     tol = TIE_TOLERANCE if tie_tolerance is None else tie_tolerance
     result = predict_workload(workload, system, gpus=gpus, params=_parse_sets(sets), tie_tolerance=tol).as_dict()
     if as_json:
@@ -173,6 +177,30 @@ def predict(
     rows = [_row(c, best, ties) for c in result["schedules"]]
     print_table(("schedule", "mechanism", "comm SMs", "time", ""), rows)
     click.echo(f"\n{_LEGEND}")
+
+
+def _predict_program(
+    name: str,
+    system_name: str,
+    gpus: int | None,
+    sets: dict[str, str],
+    as_json: bool,
+    profile: str | None,
+    catalog: Any,
+) -> None:
+    """``rooflib predict PROGRAM``: a ``kind: program`` file of a ``--catalog`` folder."""
+    from rooflib.cli.programs import print_program
+    from rooflib.program import predict_program
+    from rooflib.program.spec import load_program
+
+    system = load(system_name, gpus=gpus, profile=profile, catalog=catalog)
+    members = system.group(gpus)
+    program = load_program(catalog, name, len(members), sets)
+    result = predict_program(program, system, gpus=members).as_dict()
+    if as_json:
+        emit_json(result)
+    else:
+        print_program(result)
 
 
 def _parse_sweep(sweeps: tuple[str, ...], params: dict[str, str]) -> tuple[str | None, list[str | None]]:

@@ -26,7 +26,7 @@ from rooflib.specs.yaml_files import load_yaml
 
 __all__ = ["Catalog", "RawItem", "builtin_data_dir", "default_catalog", "load_yaml", "validate", "validate_model"]
 
-KINDS = ("device", "interconnect", "system", "library", "profile", "sources")
+KINDS = ("device", "interconnect", "system", "library", "profile", "program", "sources")
 _MODELS: dict[str, Any] = {
     "device": DeviceSpec,
     "interconnect": TypeAdapter(InterconnectSpec),

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -138,7 +139,17 @@ def _convert(workload: str, key: str, param: Parameter, value: Any) -> Any:
     return out
 
 
-def resolve_params(spec: WorkloadSpec, given: dict[str, Any]) -> dict[str, Any]:
+class Parametrised(Protocol):
+    """Anything with named parameters: a workload or a program spec."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def parameters(self) -> Mapping[str, Parameter]: ...
+
+
+def resolve_params(spec: Parametrised, given: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults overridden by ``given``; unknown keys and bad values are errors naming key and value."""
     unknown = set(given) - set(spec.parameters)
     if unknown:
