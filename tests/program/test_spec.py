@@ -69,7 +69,7 @@ def test_bad_program_files_are_one_line_errors(catalog: Path) -> None:
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 2 and "bad.yaml: program 'bad'" in out.output and "Traceback" not in out.output
     cat = rooflib.Catalog.load([catalog])
-    with pytest.raises(ProgramError, match="div\\(28672, 3\\): 28672 is not divisible by 3"):
+    with pytest.raises(ProgramError, match=r"div\(28672, 3\): 28672 is not divisible by 3"):
         load_program(cat, "tp_mlp", 3, {"ffn": 28672})
 
 
@@ -77,5 +77,5 @@ def test_expressions_are_arithmetic_only() -> None:
     assert evaluate("ceil(tokens / 128) * 128", {"tokens": 1000}) == 1024
     assert evaluate("all_reduce", {}) == "all_reduce"
     for bad in ("__import__('os').system('true')", "tokens.real", "open('x')", "2 ** 1000"):
-        with pytest.raises(ProgramError, match="not allowed|too large|unknown name"):
+        with pytest.raises(ProgramError, match=r"not allowed|too large|unknown name"):
             evaluate(bad, {"tokens": 4})
