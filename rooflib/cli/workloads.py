@@ -126,6 +126,12 @@ _LEGEND = (
     help="Schedules within this relative time of the best are reported as ties (default: the model's measured "
     "choice error, 0.03).",
 )
+@click.option(
+    "--out",
+    type=ImagePath(),
+    default=None,
+    help="For a program: also write its timeline plot (.png, .svg or .pdf).",
+)
 @json_option
 @profile_option
 @catalog_option
@@ -135,6 +141,7 @@ def predict(
     gpus: int | None,
     sets: tuple[str, ...],
     tie_tolerance: float | None,
+    out: Path | None,
     as_json: bool,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
@@ -147,7 +154,7 @@ def predict(
 
     catalog = open_catalog(catalog_paths, profile)
     if workload not in load_workloads() and workload in catalog.names("program"):
-        _predict_program(workload, system_name, gpus, _parse_sets(sets), as_json, profile, catalog)
+        _predict_program(workload, system_name, gpus, _parse_sets(sets), as_json, profile, catalog, out)
         return
     system = load(system_name, gpus=gpus, profile=profile, catalog=catalog)
     tol = TIE_TOLERANCE if tie_tolerance is None else tie_tolerance
@@ -187,6 +194,7 @@ def _predict_program(
     as_json: bool,
     profile: str | None,
     catalog: Any,
+    out: Path | None,
 ) -> None:
     """``rooflib predict PROGRAM``: a ``kind: program`` file of a ``--catalog`` folder."""
     from rooflib.cli.programs import print_program
@@ -197,6 +205,10 @@ def _predict_program(
     members = system.group(gpus)
     program = load_program(catalog, name, len(members), sets)
     result = predict_program(program, system, gpus=members).as_dict()
+    if out is not None:
+        from rooflib.plot.timeline import TimelineDisplay
+
+        TimelineDisplay.from_prediction(result).savefig(out)
     if as_json:
         emit_json(result)
     else:

@@ -20,6 +20,7 @@ from rooflib.plot.groups import CollectiveGroupsDisplay
 from rooflib.plot.kernels import Kernel, KernelPoint, as_kernels, example_kernels, place_kernels
 from rooflib.plot.mechanism import MechanismMapDisplay
 from rooflib.plot.roofline import HierarchicalRooflineDisplay
+from rooflib.plot.timeline import TimelineDisplay
 from rooflib.plot.whatif import WhatIfDisplay, WhatIfSweepDisplay
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "KernelPoint",
     "MechanismMapDisplay",
     "NothingToPlotError",
+    "TimelineDisplay",
     "WhatIfDisplay",
     "WhatIfSweepDisplay",
     "as_kernels",

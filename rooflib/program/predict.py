@@ -129,6 +129,8 @@ def _op_rows(program: Program, costs: list[OpCost], eager: Timeline, hc: Any) ->
                 "host_time_s": hc.sync if op.kind == "sync" else hc.issue(op),
                 "start_s": slot.start_s,
                 "end_s": slot.end_s,
+                "host_start_s": slot.host_start_s,
+                "host_end_s": slot.host_end_s,
                 **({"algorithm": cost.algorithm} if cost.algorithm else {}),
             }
         )

@@ -79,3 +79,18 @@ def test_expressions_are_arithmetic_only() -> None:
     for bad in ("__import__('os').system('true')", "tokens.real", "open('x')", "2 ** 1000"):
         with pytest.raises(ProgramError, match=r"not allowed|too large|unknown name"):
             evaluate(bad, {"tokens": 4})
+
+
+def test_timeline_plot_of_a_program(catalog: Path, tmp_path: Path) -> None:
+    out = tmp_path / "timeline.png"
+    args = ["predict", "tp_mlp", "--system", "hgx-h100", "--gpus", "8", "--catalog", str(catalog), "--out", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size > 10_000
+    from rooflib.plot import TimelineDisplay, file_axes
+
+    cat = rooflib.Catalog.load([catalog])
+    d = rooflib.predict_program(load_program(cat, "tp_mlp", 8), rooflib.load_system("hgx-h100")).as_dict()
+    disp = TimelineDisplay.from_prediction(d, ax=file_axes())
+    assert disp.lanes == ["host", "compute", "comm"]
+    assert disp.ax_ is not None and disp.ax_.get_xlabel().startswith("time from the first issue (")

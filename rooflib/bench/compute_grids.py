@@ -1,0 +1,151 @@
+"""The shapes and sizes the ``compute`` benchmark family measures (pure Python: no torch, no pydantic).
+
+GEMM ``[m, k] @ [k, n]`` shapes, one list for bf16 and fp8: squares, an m sweep at n = k = 8192 from decode
+(m = 1) to large, m = 128 j + 1 (one row past a 128-row tile), decode GEMMs (m = 1, 8, 32 against LLM weight
+shapes), skinny n, short k, small m and n with long k (split-K territory), tensor-parallel and LLM layer shapes,
+and 24 shapes drawn log-uniformly from a fixed seed. Memory-bound ops over tensor sizes 256 KiB to 4 GiB (inputs
+cycled to defeat the L2: ``cold``) and, up to 16 MiB, repeated on one L2-resident set (``hot``). Attention
+(``torch.nn.functional.scaled_dot_product_attention``) over sequence lengths 512-16384, head_dim 64/128/256,
+causal or not, MHA and GQA, forward and backward, plus decode (one query against a long KV cache).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+__all__ = [
+    "ATTENTION",
+    "MEMORY_OPS",
+    "AttentionShape",
+    "attention_shapes",
+    "gemm_shapes",
+    "memory_points",
+]
+
+GemmShape = tuple[int, int, int]
+
+
+def _unique(shapes: list[GemmShape]) -> list[GemmShape]:
+    seen: set[GemmShape] = set()
+    out = []
+    for s in shapes:
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def _random_shapes(count: int, seed: int) -> list[GemmShape]:
+    """``count`` shapes with m, n, k log-uniform in [64, 16384]; n and k multiples of 16, m any whole number."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        m = int(round(2 ** rng.uniform(6, 14)))
+        n = 16 * max(4, int(round(2 ** rng.uniform(6, 14) / 16)))
+        k = 16 * max(4, int(round(2 ** rng.uniform(6, 14) / 16)))
+        out.append((m, n, k))
+    return out
+
+
+def gemm_shapes(quick: bool = False) -> list[GemmShape]:
+    """The GEMM grid (about 120 shapes; ``quick``: 8)."""
+    if quick:
+        return [(1, 8192, 8192), (129, 4096, 4096), (2048, 2048, 2048), (8192, 8192, 8192), (128, 128, 16384)]
+    square = [(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192, 16384)]
+    odd = [(128 * j + 1, nk, nk) for nk in (4096, 8192) for j in (1, 2, 3, 5, 8, 16, 32, 64)]
+    m_sweep = [
+        (m, 8192, 8192)
+        for m in (1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144)
+    ]
+    weights = ((4096, 4096), (4096, 14336), (14336, 4096), (1024, 8192), (28672, 8192), (8192, 28672), (16384, 16384))
+    decode = [(m, n, k) for m in (1, 8, 32) for n, k in weights]
+    skinny_n = [(8192, n, 8192) for n in (64, 128, 256, 384, 640, 1024, 2048)]
+    short_k = [(8192, 8192, k) for k in (64, 128, 256, 512, 1024, 2048, 4096)]
+    split_k = [
+        (128, 128, 16384),
+        (256, 256, 16384),
+        (128, 1024, 32768),
+        (512, 512, 32768),
+        (256, 2048, 16384),
+        (1024, 1024, 65536),
+        (64, 4096, 65536),
+        (2048, 2048, 32768),
+    ]
+    layers = [
+        (16384, 4096, 16384),
+        (4096, 28672, 8192),
+        (8192, 1024, 8192),
+        (4096, 14336, 4096),
+        (4096, 4096, 14336),
+        (2048, 6144, 4096),
+        (16384, 8192, 2048),
+        (32768, 4096, 4096),
+        (8192, 3584, 4096),
+        (8192, 4096, 3584),
+    ]
+    grid = square + odd + m_sweep + decode + skinny_n + short_k + split_k + layers + _random_shapes(24, seed=2026)
+    return _unique(grid)
+
+
+MEMORY_OPS = ("copy", "add", "mul", "gelu", "silu", "rmsnorm", "layernorm", "softmax", "sum")
+"""Memory-bound op kinds measured (``sum``: a row reduction over the last dimension)."""
+
+ROWWISE = ("rmsnorm", "layernorm", "softmax", "sum")
+"""Ops over rows of ``cols`` columns (the rest are flat elementwise)."""
+
+
+def memory_points(quick: bool = False) -> list[tuple[str, str, int, int, str]]:
+    """``(op, cache, tensor_bytes, cols, dtype)``: each op over 256 KiB-4 GiB tensors (bf16, ``cold``: inputs cycled
+    through more than 3x the L2), the same up to 16 MiB on one L2-resident set (``hot``), row-wise ops also at
+    1024 and 32768 columns, and fp32 copy and add."""
+    sizes = [1 << p for p in ((20, 26, 30) if quick else range(18, 33))]
+    ops = ("copy", "add", "gelu", "rmsnorm", "softmax") if quick else MEMORY_OPS
+    out = [(op, "cold", s, 8192, "bf16") for op in ops for s in sizes]
+    out += [(op, "hot", s, 8192, "bf16") for op in ops for s in sizes if s <= (16 << 20)]
+    if not quick:
+        out += [(op, "cold", s, c, "bf16") for op in ROWWISE for c in (1024, 32768) for s in (4 << 20, 64 << 20, 1 << 30)]
+        out += [(op, "cold", s, 8192, "fp32") for op in ("copy", "add") for s in sizes]
+    return out
+
+
+@dataclass(frozen=True)
+class AttentionShape:
+    """One SDPA call: Q ``[batch, heads, seq_q, head_dim]``, K and V ``[batch, kv_heads, seq_kv, head_dim]``."""
+
+    batch: int
+    heads: int
+    kv_heads: int
+    seq_q: int
+    seq_kv: int
+    head_dim: int
+    causal: bool
+    backward: bool = False
+    backend: str = "default"
+
+
+ATTENTION_TOKENS = 16384
+"""Query tokens per prefill call (batch x seq_q), so every sequence length does comparable work."""
+
+
+def attention_shapes(quick: bool = False) -> list[AttentionShape]:
+    """Prefill forward over 512-16384 (head_dim 64 and 128, causal or not, 16 heads, MHA or GQA 4:1), head_dim 256,
+    backward passes, decode (seq_q = 1, KV caches of 1-64 Ki tokens), and the explicit backends at one shape."""
+    seqs = (1024, 8192) if quick else (512, 1024, 2048, 4096, 8192, 16384)
+
+    def prefill(s: int, d: int, causal: bool, kv: int, backward: bool = False, backend: str = "default") -> AttentionShape:
+        return AttentionShape(ATTENTION_TOKENS // s, 16, kv, s, s, d, causal, backward, backend)
+
+    out = [prefill(s, d, c, kv) for d in (64, 128) for s in seqs for c in (False, True) for kv in (16, 4)]
+    if quick:
+        return [*out[:4], prefill(4096, 128, True, 16, backward=True), AttentionShape(16, 32, 8, 1, 8192, 128, False)]
+    out += [prefill(s, 256, c, 16) for s in (1024, 4096) for c in (False, True)]
+    out += [prefill(s, 128, c, 16, backward=True) for s in (1024, 4096, 16384) for c in (False, True)]
+    out += [prefill(4096, 64, c, 16, backward=True) for c in (False, True)]
+    out += [AttentionShape(16, 32, 8, 1, s, 128, False) for s in (1024, 4096, 16384, 65536)]
+    out += [AttentionShape(64, 32, 8, 1, 4096, 128, False), AttentionShape(4, 32, 8, 1024, 8192, 128, False)]
+    out += [prefill(4096, 128, c, 16, backend=b) for b in ("flash", "cudnn", "efficient") for c in (False, True)]
+    return out
+
+
+ATTENTION = attention_shapes()

@@ -1,0 +1,333 @@
+"""Pieces shared by the compute, host and programs workers: the meta record, clocks sampled while a job runs,
+input groups that defeat the L2, back-to-back and CUDA-graph timing, statistics and checks.
+
+Imports only the standard library and :mod:`rooflib.bench.records` (no pydantic, no torch at import time: torch is
+passed in), so a worker's ``--help`` works anywhere. Timing conventions, seconds throughout:
+
+- ``chained_times`` (eager): ParallelKernelBench's convention (``utils/performance.py``): one CUDA event before
+  the first call and one after every call, no host synchronisation inside the loop, so calls run back to back
+  and each sample is the steady-state time of one call (the larger of its device time and its host issue time);
+- ``graph_times`` (device): the calls captured once into a CUDA graph and replayed; each sample is one replay's
+  time over its number of calls, i.e. the device time of a call with the graph's small gap between kernels.
+
+Input groups (:func:`groups_for`): a call's tensors are cloned into ``floor(3 L2 / bytes) + 1`` groups (1 when one
+group alone is at least 3x the L2) and the calls cycle through them, so every call reads from HBM, not the L2.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from rooflib.bench.records import dump_record
+
+__all__ = [
+    "DEFAULT_L2_BYTES",
+    "Clocks",
+    "Sink",
+    "chained_times",
+    "graph_times",
+    "groups_for",
+    "kernel_names",
+    "l2_bytes",
+    "meta_record",
+    "rel_error",
+    "stats",
+    "sweep_counts",
+]
+
+DEFAULT_L2_BYTES = 60 << 20
+"""L2 size assumed when the device does not report one (the H200 driver reports 60 MiB)."""
+
+_SMI_FIELDS = "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active"
+
+
+class Sink:
+    """Strict JSON Lines output (one record a line, flushed): the job's ``--out`` file."""
+
+    def __init__(self, path: str) -> None:
+        self._fh: TextIO = open(path, "a")  # closed by close()
+
+    def write(self, rec: dict[str, Any]) -> None:
+        self._fh.write(dump_record(rec) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+class Clocks:
+    """Samples SM and memory clocks, power, temperature and clock-event reasons with ``nvidia-smi -lms`` in the
+    background while a job runs (nothing when nvidia-smi is missing). Never changes any setting."""
+
+    def __init__(self, index: int = 0, interval_ms: int = 500) -> None:
+        self.samples: list[dict[str, Any]] = []
+        self._proc: subprocess.Popen[str] | None = None
+        self._thread: threading.Thread | None = None
+        cmd = ["nvidia-smi", f"--query-gpu={_SMI_FIELDS}", "--format=csv,noheader,nounits", f"-lms={interval_ms}"]
+        cmd.append(f"--id={index}")
+        try:
+            self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            return
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in self._proc.stdout:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) < 5:
+                continue
+            self.samples.append(
+                {
+                    "t": time.time(),
+                    "sm_mhz": _number(parts[0]),
+                    "mem_mhz": _number(parts[1]),
+                    "power_w": _number(parts[2]),
+                    "temp_c": _number(parts[3]),
+                    "reasons": parts[4],
+                }
+            )
+
+    def latest_sm_mhz(self) -> float | None:
+        return self.samples[-1]["sm_mhz"] if self.samples else None
+
+    def summary(self) -> dict[str, Any]:
+        """Min / median / max of each sampled quantity, and the clock-event reasons seen (hex masks)."""
+        out: dict[str, Any] = {"samples": len(self.samples)}
+        for key in ("sm_mhz", "mem_mhz", "power_w", "temp_c"):
+            vals = [s[key] for s in self.samples if s[key] is not None]
+            if vals:
+                out[key] = {"min": min(vals), "median": statistics.median(vals), "max": max(vals)}
+        out["reasons"] = sorted({str(s["reasons"]) for s in self.samples})
+        return out
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+        if self._thread is not None:
+            self._thread.join(2)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _smi(query: str) -> list[str]:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return out.stdout.strip().splitlines()
+
+
+def l2_bytes(torch: Any, dev: Any) -> int:
+    """The device's L2 size in bytes (``DEFAULT_L2_BYTES`` on the CPU or when unreported)."""
+    if getattr(dev, "type", "cpu") != "cuda":
+        return DEFAULT_L2_BYTES
+    props = torch.cuda.get_device_properties(dev)
+    size = int(getattr(props, "L2_cache_size", 0) or getattr(props, "l2_cache_size", 0) or 0)
+    return size if size > 0 else DEFAULT_L2_BYTES
+
+
+def meta_record(torch: Any, dev: Any, family: str, **extra: Any) -> dict[str, Any]:
+    """Where and how the job ran: GPU, SMs, L2, driver, torch, CUDA, cuBLAS, clocks, host, command."""
+    rec: dict[str, Any] = {
+        "record": "meta",
+        "family": family,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv),
+        "env": {k: v for k, v in os.environ.items() if k.startswith(("NCCL_", "TORCH_SYMM", "NVSHMEM_", "CUDA_"))},
+    }
+    if getattr(dev, "type", "cpu") == "cuda":
+        props = torch.cuda.get_device_properties(dev)
+        smi = _smi("name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit")
+        rec.update(
+            {
+                "gpu": props.name,
+                "sms": props.multi_processor_count,
+                "l2_bytes": l2_bytes(torch, dev),
+                "memory_bytes": int(props.total_memory),
+                "capability": f"{props.major}.{props.minor}",
+                "nvidia_smi": smi,
+                "driver": smi[0].split(",")[1].strip() if smi and "," in smi[0] else None,
+                "cublas": _cublas_version(torch),
+                "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+            }
+        )
+    else:
+        rec["gpu"] = "cpu"
+    rec.update(extra)
+    return rec
+
+
+def _cublas_version(torch: Any) -> int | None:
+    try:
+        return int(torch._C._cuda_getCompiledVersion()) if hasattr(torch._C, "_cuda_getCompiledVersion") else None
+    except Exception:  # informative only
+        return None
+
+
+def groups_for(nbytes: float, l2: int, cap: int = 1024) -> int:
+    """Input groups so that cycling through them reads more than 3x the L2: ``floor(3 L2 / bytes) + 1``, at least
+    2, at most ``cap``; 1 when one group is already at least 3x the L2 (ParallelKernelBench's rule, a larger cap).
+
+    >>> groups_for(1 << 30, 60 << 20), groups_for(64 << 20, 60 << 20), groups_for(1 << 20, 60 << 20)
+    (1, 3, 181)
+    """
+    if nbytes <= 0:
+        return 1
+    threshold = 3 * l2
+    if nbytes >= threshold:
+        return 1
+    return int(min(max(2, threshold // int(nbytes) + 1), cap))
+
+
+def _sync(torch: Any, dev: Any) -> None:
+    if getattr(dev, "type", "cpu") == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def chained_times(torch: Any, dev: Any, call: Callable[[int], Any], warmup: int, iters: int) -> list[float]:
+    """Seconds of each of ``iters`` back-to-back calls ``call(i)`` after ``warmup`` (CUDA events chained after every
+    call, one synchronisation at the end; on the CPU, ``perf_counter`` around each call)."""
+    for i in range(warmup):
+        call(i)
+    _sync(torch, dev)
+    if getattr(dev, "type", "cpu") != "cuda":
+        out = []
+        for i in range(iters):
+            t0 = time.perf_counter()
+            call(i)
+            out.append(time.perf_counter() - t0)
+        return out
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
+    events[0].record()
+    for i in range(iters):
+        call(i)
+        events[i + 1].record()
+    events[-1].synchronize()
+    return [events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(iters)]
+
+
+def graph_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int, replays: int) -> list[float] | None:
+    """Per-call device seconds: ``call(0) .. call(calls - 1)`` captured into one CUDA graph, replayed ``replays``
+    times back to back (events chained after every replay); each sample is a replay's time over ``calls``.
+
+    None on the CPU. The captured outputs stay alive with the graph until it is dropped."""
+    if getattr(dev, "type", "cpu") != "cuda":
+        return None
+    side = torch.cuda.Stream(dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):  # warm-up on a side stream, as torch.cuda.graphs recommends before capture
+        for i in range(min(calls, 3)):
+            call(i)
+    torch.cuda.current_stream(dev).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    keep = []
+    with torch.cuda.graph(graph):
+        for i in range(calls):
+            keep.append(call(i))
+    graph.replay()  # one untimed replay
+    torch.cuda.synchronize(dev)
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(replays + 1)]
+    events[0].record()
+    for i in range(replays):
+        graph.replay()
+        events[i + 1].record()
+    events[-1].synchronize()
+    out = [events[i].elapsed_time(events[i + 1]) * 1e-3 / calls for i in range(replays)]
+    del keep, graph
+    return out
+
+
+def sweep_counts(estimate_s: float, *, target_s: float = 0.05, lo: int = 10, hi: int = 200) -> int:
+    """Timed calls for a point whose call takes about ``estimate_s``: enough for ``target_s``, in [lo, hi].
+
+    >>> sweep_counts(1e-3), sweep_counts(1e-6), sweep_counts(1.0)
+    (50, 200, 10)
+    """
+    if not estimate_s > 0:
+        return hi
+    return int(min(hi, max(lo, math.ceil(target_s / estimate_s))))
+
+
+def stats(samples: Sequence[float], prefix: str = "time") -> dict[str, float | int | None]:
+    """``{prefix}_s`` (median), ``_p10_s``, ``_p90_s``, ``_mean_s`` and ``_n`` of ``samples`` (seconds)."""
+    if not samples:
+        return {f"{prefix}_s": None, f"{prefix}_n": 0}
+    srt = sorted(samples)
+    last = len(srt) - 1
+    return {
+        f"{prefix}_s": statistics.median(srt),
+        f"{prefix}_p10_s": srt[int(0.1 * last)],
+        f"{prefix}_p90_s": srt[math.ceil(0.9 * last)],
+        f"{prefix}_mean_s": statistics.fmean(srt),
+        f"{prefix}_n": len(srt),
+    }
+
+
+def rel_error(torch: Any, got: Any, ref: Any) -> float:
+    """Relative Frobenius error ``|got - ref| / |ref|`` in float32 (NaN when anything is not finite)."""
+    g, r = got.float(), ref.float()
+    if not bool(torch.isfinite(g).all()):
+        return math.nan
+    denom = float(torch.linalg.vector_norm(r))
+    diff = float(torch.linalg.vector_norm(g - r))
+    return diff / denom if denom > 0 else diff
+
+
+def kernel_names(torch: Any, dev: Any, fn: Callable[[], Any]) -> list[str] | None:
+    """Names of the CUDA kernels one call of ``fn`` launches (torch.profiler; None on the CPU or on failure)."""
+    if getattr(dev, "type", "cpu") != "cuda":
+        return None
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        torch.cuda.synchronize(dev)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize(dev)
+        names = [
+            e.name
+            for e in prof.events()
+            if str(getattr(e, "device_type", "")).endswith("CUDA") and not e.name.startswith(("Memcpy", "Memset"))
+        ]
+        return names[:8]
+    except Exception:  # informative only: the measurement stands without it
+        return None
+
+
+def dumps(rec: dict[str, Any]) -> str:
+    """One record as compact JSON (for the human-readable progress lines on stderr)."""
+    return json.dumps(rec, default=str)
