@@ -32,7 +32,7 @@ def test_public_api() -> None:
     assert set(rooflib.plot.__all__) == {
         "CollectiveBandwidthDisplay", "CollectiveGroupsDisplay", "CommPoint", "CommRooflineDisplay", "Display",
         "HierarchicalRooflineDisplay", "Kernel", "KernelPoint", "MechanismMapDisplay", "NothingToPlotError",
-        "WhatIfDisplay", "WhatIfSweepDisplay", "as_kernels", "example_kernels", "file_axes", "new_axes",
+        "TimelineDisplay", "WhatIfDisplay", "WhatIfSweepDisplay", "as_kernels", "example_kernels", "file_axes", "new_axes",
         "peak_link_bandwidth", "place_kernels",
     }  # fmt: skip
 
