@@ -17,7 +17,6 @@ group alone is at least 3x the L2) and the calls cycle through them, so every ca
 from __future__ import annotations
 
 import datetime
-import json
 import math
 import os
 import platform
@@ -326,8 +325,3 @@ def kernel_names(torch: Any, dev: Any, fn: Callable[[], Any]) -> list[str] | Non
         return names[:8]
     except Exception:  # informative only: the measurement stands without it
         return None
-
-
-def dumps(rec: dict[str, Any]) -> str:
-    """One record as compact JSON (for the human-readable progress lines on stderr)."""
-    return json.dumps(rec, default=str)

@@ -34,25 +34,34 @@ _FUSABLE = {"all_reduce": "gemm_ar", "reduce_scatter": "gemm_rs"}
 
 @dataclass(frozen=True)
 class Region:
-    """A GEMM and the collective that reduces its output: fused by one kernel in the best plan."""
+    """A GEMM and the collective of its output (or input, for AG + GEMM): fused by one kernel in the best plan."""
 
     gemm: int
     collective: int
-    pattern: str  # gemm_ar or gemm_rs
+    pattern: str  # gemm_ar, gemm_rs or ag_gemm
+
+
+def _operand_bytes(op: Op, which: str) -> float:
+    p = op.params
+    rows, cols = (p["m"], p["n"]) if which == "out" else (p["m"], p["k"])
+    return float(rows) * float(cols) * float(p.get("batch", 1)) * bytes_per_element(str(p.get("dtype", "bf16")))
 
 
 def fusable_regions(program: Program) -> list[Region]:
-    """GEMMs followed (next on their stream) by an all-reduce or reduce-scatter of exactly their output."""
+    """GEMMs next (on their stream) to a collective of exactly their operand: an all-reduce or reduce-scatter of
+    their output after them (GEMM + AR, GEMM + RS), or an all-gather of their input before them (AG + GEMM)."""
     out = []
     for i, op in enumerate(program.ops[:-1]):
         nxt = program.ops[i + 1]
-        if op.kind != "gemm" or nxt.kind != "collective" or nxt.stream != op.stream or "group" in nxt.params:
+        if nxt.stream != op.stream or "group" in op.params or "group" in nxt.params:
             continue
-        coll = str(nxt.params.get("op"))
-        p = op.params
-        size = float(p["m"]) * float(p["n"]) * float(p.get("batch", 1)) * bytes_per_element(str(p.get("dtype", "bf16")))
-        if coll in _FUSABLE and math.isclose(float(nxt.params["bytes"]), size, rel_tol=1e-9):
-            out.append(Region(i, i + 1, _FUSABLE[coll]))
+        if op.kind == "gemm" and nxt.kind == "collective":
+            coll = str(nxt.params.get("op"))
+            if coll in _FUSABLE and math.isclose(float(nxt.params["bytes"]), _operand_bytes(op, "out"), rel_tol=1e-9):
+                out.append(Region(i, i + 1, _FUSABLE[coll]))
+        elif op.kind == "collective" and nxt.kind == "gemm" and op.params.get("op") == "all_gather":
+            if math.isclose(float(op.params["bytes"]), _operand_bytes(nxt, "in"), rel_tol=1e-9):
+                out.append(Region(i + 1, i, "ag_gemm"))
     return out
 
 
@@ -69,8 +78,14 @@ def _fused(system: System, members: tuple[int, ...], program: Program, region: R
     tiles = math.ceil(int(g.params["m"]) / t.m) * math.ceil(int(g.params["n"]) / t.n) * int(g.params.get("batch", 1))
     eb = bytes_per_element(str(g.params.get("dtype", "bf16")))
     switch = system.switch.in_network_reduction and system.switch.multicast and region.pattern == "gemm_ar"
-    comm = Comm(str(c.params["op"]), float(c.params["bytes"]), "switch" if switch else "peer")  # type: ignore[arg-type]
-    stage = Stage(region.pattern, partial(_gemm_cost, system, g), comm, tiles, t.m * t.n * eb)
+    op = str(c.params["op"])
+    if region.pattern == "ag_gemm":
+        comm = Comm("all_gather", float(c.params["bytes"]), "none", before_compute=True)
+        stage = Stage(region.pattern, partial(_gemm_cost, system, g), comm, tiles, float(c.params["bytes"]) / tiles)
+        stage = replace(stage, intra_reuse=float(math.ceil(int(g.params["n"]) / t.n)))
+    else:
+        comm = Comm(op, float(c.params["bytes"]), "switch" if switch else "peer")  # type: ignore[arg-type]
+        stage = Stage(region.pattern, partial(_gemm_cost, system, g), comm, tiles, t.m * t.n * eb)
     pred = predict_stage(system, members, replace(stage, pipeline=gemm_pipeline(system, eb)))
     best = pred.best
     return max(0.0, best.time_s - system.device.kernel_launch.value), best
@@ -190,7 +205,7 @@ def predict_program(program: Program, system: System, *, gpus: int | Iterable[in
                 "time_s": fused.time_s,
                 "fused": [
                     {
-                        "ops": [program.ops[r.gemm].name, program.ops[r.collective].name],
+                        "ops": [program.ops[k].name for k in sorted((r.gemm, r.collective))],
                         "pattern": r.pattern,
                         "schedule": ch.schedule,
                         "mechanism": ch.mechanism,

@@ -124,3 +124,23 @@ def test_invariants_across_systems(system: str, gpus: int) -> None:
     s = rooflib.load_system(system, gpus=gpus)
     p = predict_program(_tp_mlp(8), s, gpus=8)
     assert 0 < p.bound_time_s <= p.best["time_s"] <= p.baseline_time_s * (1 + 1e-9)
+
+
+def test_program_path_agrees_with_the_workload_catalog(h100: rooflib.System) -> None:
+    """GEMM + RS and AG + GEMM as two-op programs give the catalog workloads' bound and best (within 2 %)."""
+    from rooflib.workloads import predict_workload
+
+    m = n = k = 8192
+    rs = ProgramBuilder("gemm_rs", world=8)
+    rs.gemm(m, n, k // 8, name="mm")
+    rs.collective("reduce_scatter", m * n * 2, name="rs")
+    ag = ProgramBuilder("ag_gemm", world=8)
+    ag.collective("all_gather", m * k * 2, name="ag")
+    ag.gemm(m, n // 8, k, name="mm")
+    for builder, workload in ((rs, "gemm_rs"), (ag, "ag_gemm")):
+        p = predict_program(builder.build(), h100)
+        w = predict_workload(workload, h100, gpus=8)
+        assert p.bound_time_s == pytest.approx(w.bound_time_s, rel=1e-9)
+        assert p.best["time_s"] == pytest.approx(w.best.time_s, rel=0.02)
+        assert p.baseline_time_s == pytest.approx(w.baseline_time_s, rel=0.05)  # eager overlaps host and device
+        assert p.best["fused"][0]["pattern"] == workload
