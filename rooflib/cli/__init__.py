@@ -20,6 +20,7 @@ from rooflib.cli.plot import plot
 from rooflib.cli.report import report
 from rooflib.cli.roofline import roofline_cmd
 from rooflib.cli.systems import show, systems
+from rooflib.cli.trace import trace
 from rooflib.cli.transfer import transfer
 from rooflib.cli.workloads import predict, what_if, workloads
 
@@ -41,6 +42,7 @@ def main() -> None:
       rooflib plot collective --systems hgx-a100,hgx-h100,hgx-b200 --gpus 8 --out busbw.png
       rooflib report --out rooflib-report
       rooflib predict gemm_rs --system hgx-h100 --gpus 8 --set k=16384
+      rooflib trace model.py:step --inputs model.py:inputs --system hgx-h100 --gpus 8
       rooflib what-if ag_gemm --systems hgx-a100,hgx-h100,hgx-b200,gb200-nvl72 --gpus 8 --out whatif.png
       rooflib bench all --out runs/h200x2          (needs GPUs)
       rooflib calibrate runs/h200x2 --system hgx-h200 --out h200-x2.yaml
@@ -63,5 +65,6 @@ for _command in (
     workloads,
     predict,
     what_if,
+    trace,
 ):
     main.add_command(_command)

@@ -1,0 +1,268 @@
+"""Lowering rules for compute ops: one aten call -> the program ops it costs (``Piece`` s), from shapes alone.
+
+=================  ============================================================================================
+IR kind            aten ops (``name`` is the op's aten name; in-place variants ``add_`` lower as ``add``)
+=================  ============================================================================================
+gemm               mm, addmm, bmm, baddbmm, addbmm, mv, addmv, dot, vdot, linear, _scaled_mm, _int_mm,
+                   _grouped_mm (m, n, k, batch from the operands; fp32 runs as tf32 when torch allows it)
+attention          scaled_dot_product_attention (recorded whole), _scaled_dot_product_{flash,efficient,cudnn}
+                   _attention, _flash_attention_forward, _efficient_attention_forward and their backward ops
+norm               native_layer_norm (layernorm), rms_norm / _fused_rms_norm (rmsnorm), _softmax, _safe_softmax,
+                   _log_softmax (softmax): rows x cols from the input and the normalised dims
+reduction          ops torch tags ``reduction`` (sum, mean, amax, argmax, var, ...) and nll_loss, logsumexp,
+                   losses: elements read, outputs written
+elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, exp, ...), dropout, and fills
+                   (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors
+copy               _to_copy, clone, copy_, cat, repeat, pad, flip, roll, tril/triu, *_scatter, *_copy; a copy to
+                   the host (``.cpu()``) is a copy and a host sync unless ``non_blocking``
+index              gathers (index_select, gather, embedding, index, take): bytes gathered; scatters (scatter,
+                   scatter_add, index_add, index_copy, index_put, masked_scatter): bytes scattered
+sort               sort, topk, kthvalue, msort
+sync               _local_scalar_dense (``.item()``, ``.tolist()``, ``bool(t)``), ``torch.cuda.synchronize``
+(nothing)          views (ops torch marks as views: view, t, transpose, permute, expand, slice, ...) and
+                   allocations (empty, empty_like, empty_strided, ...)
+unmodelled         anything else on the GPU: costed by the bytes its inputs and outputs touch
+=================  ============================================================================================
+
+FLOPs per element of elementwise ops are bookkeeping (the table in :mod:`rooflib.compute.elementwise`; 1 for
+ops not listed). Integer and bool tensors are costed as the float dtype of their width (int64 as fp64, bool as
+fp8): their bytes are exact, their arithmetic rate approximate.
+
+How to add an op: write a rule ``(call, ctx) -> list[Piece]`` (read its arguments with ``call.arg(name)``,
+by the names of its aten schema) and list the op's name in :data:`RULES`; add a test in
+``tests/trace/test_lower.py`` with the hand-computed shapes (gemm and attention rules live in
+:mod:`rooflib.trace.matmul`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
+from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, round_half_up
+from rooflib.trace.records import Call, TensorMeta
+
+__all__ = ["RULES", "Rule", "lower_compute"]
+
+
+# --- norms, reductions, sorts -------------------------------------------------------------------------------------
+_NORMS = {
+    "aten.native_layer_norm": "layernorm",
+    "aten.rms_norm": "rmsnorm",
+    "aten._fused_rms_norm": "rmsnorm",
+    "aten._softmax": "softmax",
+    "aten._safe_softmax": "softmax",
+    "aten._log_softmax": "softmax",
+}
+
+
+def _norm(call: Call, ctx: Context) -> list[Piece]:
+    x = call.arg("input", call.arg("self"))
+    shape = x.shape or (1,)
+    if call.name in ("aten._softmax", "aten._safe_softmax", "aten._log_softmax"):
+        cols = shape[int(call.arg("dim", -1))]
+    else:
+        normalized = call.arg("normalized_shape") or (shape[-1],)
+        cols = math.prod(int(d) for d in normalized)
+    rows = x.numel // cols if cols else 0
+    if rows <= 0 or cols <= 0:
+        return []
+    return [Piece("norm", {"op": _NORMS[call.name], "rows": rows, "cols": cols, "dtype": model_dtype(x)}, call.name)]
+
+
+def _first_tensor(call: Call) -> TensorMeta | None:
+    return next(iter(call.inputs), None)
+
+
+def _reduction(call: Call, ctx: Context) -> list[Piece]:
+    x = _first_tensor(call)
+    if x is None or x.numel == 0:
+        return []
+    elements = call.arg("target").numel if call.name.startswith("aten.nll_loss") else x.numel
+    outputs = call.outputs[0].numel if call.outputs else 1
+    return [Piece("reduction", {"elements": elements, "outputs": outputs, "dtype": model_dtype(x)}, call.name)]
+
+
+def _sort(call: Call, ctx: Context) -> list[Piece]:
+    x = _first_tensor(call)
+    if x is None or x.numel == 0:
+        return []
+    return [Piece("sort", {"elements": x.numel, "dtype": model_dtype(x)}, call.name)]
+
+
+# --- elementwise -----------------------------------------------------------------------------------------------
+_FLOPS = {
+    "gelu": 9.0,
+    "gelu_backward": 12.0,
+    "silu": 4.0,
+    "silu_backward": 7.0,
+    "sigmoid": 4.0,
+    "sigmoid_backward": 2.0,
+    "tanh_backward": 2.0,
+    "softplus": 4.0,
+    "mish": 6.0,
+    "hardswish": 4.0,
+    "elu": 4.0,
+    "leaky_relu": 2.0,
+    "clamp": 2.0,
+    "addcmul": 3.0,
+    "addcdiv": 3.0,
+    "lerp": 3.0,
+    "native_dropout": 2.0,
+    "copy": 0.0,
+}
+
+
+def _elementwise(call: Call, ctx: Context, *, fill: bool = False) -> list[Piece]:
+    if not call.outputs:
+        return []
+    main = max(call.outputs, key=lambda t: t.numel)
+    n = main.numel
+    if n == 0:
+        return []
+    dtype = model_dtype(main)
+    unit = n * SIZES[dtype]
+    reads = 0 if fill else round_half_up(nbytes(tuple(v for k, v in call.args.items() if k != "out")) / unit)
+    writes = max(1, round_half_up(sum(t.nbytes for t in call.outputs) / unit))
+    base = call.name.removeprefix("aten.").rstrip("_")
+    flops = 0.0 if fill else _FLOPS.get(base, 1.0)
+    return [
+        Piece(
+            "elementwise",
+            {"reads": reads, "writes": writes, "flops_per_element": flops, "elements": n, "dtype": dtype},
+            call.name,
+        )
+    ]
+
+
+def _fill(call: Call, ctx: Context) -> list[Piece]:
+    return _elementwise(call, ctx, fill=True)
+
+
+# --- copies and indexing -------------------------------------------------------------------------------------------
+def _copy(call: Call, ctx: Context) -> list[Piece]:
+    if call.name == "aten.copy_" or call.name == "aten.copy":
+        src, dst = call.arg("src"), call.arg("self")
+        moved = (src.nbytes + dst.nbytes) / 2
+        to_host, blocking = src.on_gpu and not dst.on_gpu, not call.arg("non_blocking", False)
+    else:
+        inputs = nbytes(tuple(v for k, v in call.args.items() if k != "out"))
+        outputs = sum(t.nbytes for t in call.outputs)
+        moved = (inputs + outputs) / 2
+        to_host = any(t.on_gpu for t in call.inputs) and not all(t.on_gpu for t in call.outputs)
+        blocking = not call.arg("non_blocking", False)
+    if moved == 0:
+        return []
+    pieces = [Piece("copy", {"bytes": moved}, call.name)]
+    if to_host and blocking:  # .cpu(), .to("cpu"), .numpy(): the host waits for the copy
+        pieces.append(Piece("sync", {}, call.name))
+    return pieces
+
+
+_GATHERS = {"aten.index_select", "aten.gather", "aten.embedding", "aten.index", "aten._unsafe_index", "aten.take"}
+_SCATTER_SOURCE = ("src", "source", "values")
+
+
+def _index(call: Call, ctx: Context) -> list[Piece]:
+    base = call.name.rstrip("_")
+    if base in _GATHERS or base == "aten.masked_select":
+        moved = sum(t.nbytes for t in call.outputs)
+    else:
+        source = next((call.arg(k) for k in _SCATTER_SOURCE if isinstance(call.arg(k), TensorMeta)), None)
+        moved = source.nbytes if source is not None else sum(t.nbytes for t in call.outputs)
+    return [Piece("index", {"bytes": moved}, call.name)] if moved else []
+
+
+def _sync(call: Call, ctx: Context) -> list[Piece]:
+    return [Piece("sync", {}, call.name)]
+
+
+def _unmodelled(call: Call, ctx: Context) -> list[Piece]:
+    touched = nbytes(tuple(v for k, v in call.args.items() if k != "out")) + sum(t.nbytes for t in call.outputs)
+    return [Piece("unmodelled", {"bytes": float(touched), "op": call.name}, call.name)]
+
+
+Rule = Callable[[Call, Context], list[Piece]]
+
+
+def _names(prefix: str, names: str) -> list[str]:
+    return [f"{prefix}.{n}" for n in names.split()]
+
+
+def _free(call: Call, ctx: Context) -> list[Piece]:
+    return []
+
+
+RULES: dict[str, Rule] = {
+    **dict.fromkeys(GEMM_OPERANDS, gemm),
+    **dict.fromkeys(ATTENTION_OPS, attention),
+    **dict.fromkeys(_NORMS, _norm),
+    **dict.fromkeys(
+        _names(
+            "aten",
+            "nll_loss_forward nll_loss2d_forward logsumexp count_nonzero mse_loss l1_loss huber_loss smooth_l1_loss "
+            "binary_cross_entropy binary_cross_entropy_with_logits kl_div argmax argmin all any prod aminmax "
+            "var_mean std_mean linalg_vector_norm norm nansum",
+        ),
+        _reduction,
+    ),
+    **dict.fromkeys(_names("aten", "sort topk kthvalue msort argsort"), _sort),
+    **dict.fromkeys(
+        _names(
+            "aten",
+            "zeros ones full zeros_like ones_like full_like fill zero scalar_tensor arange linspace logspace eye "
+            "new_zeros new_ones new_full randn rand randint randn_like rand_like randint_like normal uniform "
+            "bernoulli exponential random randperm cauchy geometric log_normal",
+        ),
+        _fill,
+    ),
+    **dict.fromkeys(_names("aten", "native_dropout native_dropout_backward floor_divide hardswish"), _elementwise),
+    **dict.fromkeys(
+        _names(
+            "aten",
+            "_to_copy clone copy cat repeat constant_pad_nd flip roll tril triu slice_scatter select_scatter "
+            "diagonal_scatter as_strided_scatter lift_fresh_copy expand_copy permute_copy transpose_copy "
+            "view_copy t_copy unsqueeze_copy squeeze_copy detach_copy slice_copy select_copy split_copy "
+            "split_with_sizes_copy unbind_copy narrow_copy alias_copy unfold_copy diagonal_copy as_strided_copy "
+            "_reshape_copy contiguous _foreach_copy",
+        ),
+        _copy,
+    ),
+    **dict.fromkeys(
+        _names(
+            "aten",
+            "index_select gather embedding index _unsafe_index take masked_select scatter scatter_add "
+            "scatter_reduce index_add index_copy index_put _index_put_impl masked_scatter put index_fill "
+            "index_reduce embedding_dense_backward",
+        ),
+        _index,
+    ),
+    **dict.fromkeys(["aten._local_scalar_dense", "cuda.synchronize"], _sync),
+    **dict.fromkeys(
+        _names(
+            "aten",
+            "empty empty_like empty_strided new_empty new_empty_strided empty_permuted resize resize_as set "
+            "record_stream detach lift_fresh lift alias _unsafe_view _reshape_alias _assert_async _assert_scalar "
+            "sym_constrain_range sym_constrain_range_for_size _functional_sym_constrain_range is_same_size "
+            "_has_compatible_shallow_copy_type sym_size sym_stride sym_numel sym_storage_offset dim "
+            "_make_dep_token _assert_tensor_metadata",
+        ),
+        _free,
+    ),
+}
+"""Rules by aten name (in-place variants, ``add_``, are looked up without their trailing underscore)."""
+
+
+def lower_compute(call: Call, ctx: Context) -> list[Piece]:
+    """The pieces of a GPU call that is not communication (see the module table)."""
+    rule = RULES.get(call.name) or RULES.get(call.name.rstrip("_"))
+    if rule is not None:
+        return rule(call, ctx)
+    if "view" in call.tags:
+        return []
+    if "reduction" in call.tags:
+        return _reduction(call, ctx)
+    if "pointwise" in call.tags:
+        return _elementwise(call, ctx)
+    return _unmodelled(call, ctx)

@@ -1,0 +1,239 @@
+"""Lowering hand-built traces: kinds, shapes, bytes, streams and dependencies (no torch needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rooflib.program import Program
+from rooflib.trace import Call, Group, lower
+from rooflib.trace.records import TensorMeta
+
+from .conftest import call, tensor, trace_of, world_group
+
+T, H, F = 4096, 8192, 28672
+VIEW = frozenset({"view"})
+POINTWISE = frozenset({"pointwise"})
+
+
+def only(program: Program) -> dict[str, object]:
+    assert len(program.ops) == 1, program.ops
+    return {"kind": program.ops[0].kind, **program.ops[0].params}
+
+
+# --- compute ---------------------------------------------------------------------------------------------------
+def test_mm_is_a_gemm_of_its_shapes() -> None:
+    x, w = tensor(T, H), tensor(H, F // 8)
+    p = lower(trace_of(call("aten.mm", (tensor(T, F // 8),), self=x, mat2=w)))
+    assert only(p) == {"kind": "gemm", "m": T, "n": F // 8, "k": H, "batch": 1, "dtype": "bf16"}
+    assert p.ops[0].host == "cublas" and p.ops[0].stream == "compute" and p.ops[0].name == "aten.mm"
+
+
+def test_addmm_bmm_linear_and_tf32() -> None:
+    bias, a, b = tensor(64), tensor(32, 16, dtype="float32"), tensor(16, 64, dtype="float32")
+    p = lower(trace_of(call("aten.addmm", (tensor(32, 64),), self=bias, mat1=a, mat2=b), float32_matmul="tf32"))
+    assert only(p) | {} == {"kind": "gemm", "m": 32, "n": 64, "k": 16, "batch": 1, "dtype": "tf32"}
+    p = lower(trace_of(call("aten.bmm", (tensor(12, 128, 128),), self=tensor(12, 128, 64), mat2=tensor(12, 64, 128))))
+    assert only(p)["batch"] == 12 and only(p)["m"] == 128 and only(p)["k"] == 64
+    p = lower(trace_of(call("aten.linear", (tensor(2, 8, 32),), input=tensor(2, 8, 16), weight=tensor(32, 16))))
+    assert (only(p)["m"], only(p)["n"], only(p)["k"]) == (16, 32, 16)
+
+
+def test_empty_gemm_is_no_op() -> None:
+    assert lower(trace_of(call("aten.mm", (tensor(0, 8),), self=tensor(0, 4), mat2=tensor(4, 8)))).ops == ()
+
+
+def test_grouped_mm_counts_every_token_once() -> None:
+    p = lower(trace_of(call("aten._grouped_mm", (tensor(512, 256),), self=tensor(512, 64), mat2=tensor(8, 64, 256))))
+    assert (only(p)["m"], only(p)["n"], only(p)["k"], only(p)["batch"]) == (512, 256, 64, 1)
+
+
+def test_attention_gqa_and_causal() -> None:
+    q, kv = tensor(2, 32, 4096, 128), tensor(2, 8, 4096, 128)
+    sdpa = call("aten.scaled_dot_product_attention", (q,), query=q, key=kv, value=kv, is_causal=True, attn_mask=None)
+    assert only(lower(trace_of(sdpa))) == {
+        "kind": "attention", "batch": 2, "heads": 32, "seq_q": 4096, "seq_kv": 4096, "head_dim": 128,
+        "kv_heads": 8, "causal": True, "dtype": "bf16",
+    }  # fmt: skip
+
+
+def test_flash_forward_layout_and_backward() -> None:
+    q, kv = tensor(1, 1024, 16, 64), tensor(1, 2048, 4, 64)
+    fwd = call("aten._flash_attention_forward", (q,), query=q, key=kv, value=kv, is_causal=False)
+    assert only(lower(trace_of(fwd)))["heads"] == 16 and only(lower(trace_of(fwd)))["seq_kv"] == 2048
+    q4 = tensor(1, 16, 1024, 64)
+    bwd = call("aten._scaled_dot_product_flash_attention_backward", (q4,), query=q4, key=q4, value=q4, is_causal=True)
+    assert only(lower(trace_of(bwd)))["backward"] is True
+
+
+def test_norms_take_rows_and_cols() -> None:
+    x = tensor(T, H)
+    ln = call("aten.native_layer_norm", (x,), input=x, normalized_shape=(H,))
+    sm = call("aten._softmax", (tensor(8, 16, 32),), self=tensor(8, 16, 32), dim=1)
+    assert only(lower(trace_of(ln))) == {"kind": "norm", "op": "layernorm", "rows": T, "cols": H, "dtype": "bf16"}
+    assert (only(lower(trace_of(sm)))["rows"], only(lower(trace_of(sm)))["cols"]) == (256, 16)
+
+
+def test_elementwise_reads_and_writes_in_output_tensors() -> None:
+    x, bias = tensor(T, H), tensor(H)
+    add = call("aten.add", (x,), tags=POINTWISE, self=x, other=bias)
+    assert only(lower(trace_of(add))) == {
+        "kind": "elementwise", "reads": 1, "writes": 1, "flops_per_element": 1.0, "elements": T * H, "dtype": "bf16"
+    }  # fmt: skip
+    gelu = call("aten.gelu", (x,), tags=POINTWISE, self=x)
+    assert only(lower(trace_of(gelu)))["flops_per_element"] == 9.0
+    cmp = call("aten.gt", (tensor(T, H, dtype="bool"),), tags=POINTWISE, self=x, other=0)
+    got = only(lower(trace_of(cmp)))
+    assert (got["dtype"], got["reads"], got["writes"]) == ("fp8", 2, 1)  # 2-byte reads over 1-byte outputs
+    zeros = call("aten.zeros", (x,), size=(T, H))
+    assert only(lower(trace_of(zeros)))["reads"] == 0
+
+
+def test_copies_views_and_host_work() -> None:
+    x = tensor(T, H)
+    xt = TensorMeta((H, T), "bfloat16", 2, (1, H), "gpu")
+    assert lower(trace_of(call("aten.t", (xt,), tags=VIEW, self=x))).ops == ()
+    assert lower(trace_of(call("aten.empty", (x,), size=(T, H)))).ops == ()
+    clone = call("aten.clone", (tensor(H, T),), self=xt)
+    assert only(lower(trace_of(clone))) == {"kind": "copy", "bytes": T * H * 2}
+    cast = call("aten._to_copy", (tensor(T, H, dtype="float32"),), self=x, dtype="float32")
+    assert only(lower(trace_of(cast)))["bytes"] == T * H * 3  # reads 2 bytes, writes 4, per element
+    host = tensor(T, H, device="host")
+    assert lower(trace_of(call("aten.add", (host,), tags=POINTWISE, self=host, other=host))).ops == ()
+
+
+def test_copy_to_the_host_syncs_unless_non_blocking() -> None:
+    x, host = tensor(64, 64), tensor(64, 64, device="host")
+    p = lower(trace_of(call("aten._to_copy", (host,), self=x, device="cpu")))
+    assert [op.kind for op in p.ops] == ["copy", "sync"] and p.ops[1].host == "sync"
+    p = lower(trace_of(call("aten._to_copy", (host,), self=x, device="cpu", non_blocking=True)))
+    assert [op.kind for op in p.ops] == ["copy"]
+    p = lower(trace_of(call("aten.copy_", (x,), self=x, src=host)))  # host to device: no wait
+    assert [op.kind for op in p.ops] == ["copy"]
+
+
+def test_index_sort_reduction_and_unmodelled() -> None:
+    table, ids = tensor(128256, H), tensor(T, dtype="int64")
+    emb = call("aten.embedding", (tensor(T, H),), weight=table, indices=ids)
+    assert only(lower(trace_of(emb))) == {"kind": "index", "bytes": T * H * 2}
+    src = tensor(T, H)
+    scatter = call("aten.index_add_", (tensor(2 * T, H),), self=tensor(2 * T, H), dim=0, index=ids, source=src)
+    assert only(lower(trace_of(scatter)))["bytes"] == T * H * 2
+    topk = call("aten.topk", (tensor(T, 8), tensor(T, 8, dtype="int64")), self=tensor(T, 64, dtype="float32"), k=8)
+    assert only(lower(trace_of(topk))) == {"kind": "sort", "elements": T * 64, "dtype": "fp32"}
+    x = tensor(T, H)
+    red = call("aten.sum", (tensor(T),), tags=frozenset({"reduction"}), self=x, dim=(1,))
+    assert only(lower(trace_of(red))) == {"kind": "reduction", "elements": T * H, "outputs": T, "dtype": "bf16"}
+    odd = call("aten.cumsum", (tensor(T, dtype="int64"),), self=tensor(T, dtype="int64"), dim=0)
+    p = lower(trace_of(odd))
+    assert (
+        only(p) == {"kind": "unmodelled", "bytes": 2 * T * 8.0, "op": "aten.cumsum"} and p.ops[0].name == "aten.cumsum"
+    )
+
+
+def test_consecutive_syncs_count_once() -> None:
+    scalar = tensor()
+    items = [call("aten._local_scalar_dense", self=scalar) for _ in range(8)]
+    assert [op.kind for op in lower(trace_of(*items)).ops] == ["sync"]
+
+
+# --- communication -------------------------------------------------------------------------------------------------
+def _ar(x: TensorMeta, world: int, group: Group | None = None) -> Call:
+    return call("c10d.allreduce_", (x,), tensors=(x,), process_group=group or world_group(world))
+
+
+def test_collective_sizes_follow_nccl_tests() -> None:
+    g, part, full = world_group(8), tensor(T // 8, H), tensor(T, H)
+    calls = [
+        _ar(full, 8),
+        call("c10d._allgather_base_", (full,), output_tensor=full, input_tensor=part, process_group=g),
+        call("c10d._reduce_scatter_base_", (part,), output_tensor=part, input_tensor=full, process_group=g),
+        call("c10d.broadcast_", (full,), tensors=(full,), process_group=g, root_rank=0),
+        call("_c10d_functional.all_gather_into_tensor", (full,), input=part, group_size=8, group_name="0", group=g),
+        call("_c10d_functional.reduce_scatter_tensor", (part,), input=full, group_size=8, group_name="0", group=g),
+    ]
+    p = lower(trace_of(*calls, world=8))
+    assert [(op.params["op"], op.params["bytes"]) for op in p.ops] == [
+        ("all_reduce", T * H * 2), ("all_gather", T * H * 2), ("reduce_scatter", T * H * 2),
+        ("broadcast", T * H * 2), ("all_gather", T * H * 2), ("reduce_scatter", T * H * 2),
+    ]  # fmt: skip
+    assert all(op.host == "nccl" and "group" not in op.params for op in p.ops)
+
+
+def test_all_to_all_with_variable_splits_takes_the_larger_side() -> None:
+    sent, received = tensor(300, 64), tensor(500, 64)
+    a2a = call("c10d.alltoall_base_", output=received, input=sent, process_group=world_group(4),
+               output_split_sizes=(100, 200, 100, 100), input_split_sizes=(50, 50, 100, 100))  # fmt: skip
+    assert only(lower(trace_of(a2a, world=4))) == {"kind": "collective", "op": "all_to_all", "bytes": 500 * 64 * 2.0}
+
+
+def test_subgroup_collective_names_its_ranks() -> None:
+    x = tensor(1024)
+    p = lower(trace_of(_ar(x, 8, Group((0, 2, 4, 6), 0)), world=8))
+    assert only(p)["group"] == (0, 2, 4, 6)
+
+
+def test_barrier_is_a_tiny_all_reduce_and_a_host_sync() -> None:
+    b = call("c10d.barrier", tensor=tensor(1, dtype="bool", device="host"), process_group=world_group(8))
+    p = lower(trace_of(b, world=8))
+    assert [(op.kind, dict(op.params)) for op in p.ops] == [
+        ("collective", {"op": "all_reduce", "bytes": 4.0}), ("sync", {})
+    ]  # fmt: skip
+
+
+def _p2p(name: str, peer: str, rank: int, world: int, x: TensorMeta) -> Call:
+    return call(name, tensors=(x,), process_group=world_group(world, 0), **{peer: rank}, tag=0)
+
+
+def test_ring_send_and_receive_are_one_transfer() -> None:
+    x = tensor(1024, 1024)
+    ring = [_p2p("c10d.send", "dst", 1, 8, x), _p2p("c10d.recv_", "src", 7, 8, x)]
+    assert only(lower(trace_of(*ring, world=8))) == {"kind": "send_recv", "bytes": 2.0 * 2**20, "offset": 1}
+    both_ways = [_p2p("c10d.send", "dst", 1, 8, x), _p2p("c10d.recv_", "src", 1, 8, x)]
+    p = lower(trace_of(*both_ways, world=8))
+    assert [op.params["offset"] for op in p.ops] == [1, 7]
+
+
+def test_async_collective_runs_on_the_comm_stream() -> None:
+    x, a, b = tensor(T, H), tensor(T, H), tensor(H, H)
+    calls = [
+        _ar(x, 8),
+        call("aten.mm", (tensor(T, H),), self=a, mat2=b),
+        Call(0, "c10d.wait", target=0),
+        call("aten.add", (x,), tags=POINTWISE, self=x, other=x),
+    ]
+    p = lower(trace_of(*calls, world=8))
+    assert [(op.kind, op.stream, op.deps) for op in p.ops] == [
+        ("collective", "comm", ()), ("gemm", "compute", ()), ("elementwise", "compute", (0,))
+    ]  # fmt: skip
+
+
+def test_waited_at_once_stays_in_order() -> None:
+    x = tensor(T, H)
+    calls = [call("aten.mul", (x,), tags=POINTWISE, self=x, other=2), _ar(x, 8), Call(0, "c10d.wait", target=1)]
+    p = lower(trace_of(*calls, world=8))
+    assert [(op.stream, op.deps) for op in p.ops] == [("compute", ()), ("compute", ())]
+
+
+def test_async_collective_waits_for_work_before_it() -> None:
+    x = tensor(T, H)
+    calls = [
+        call("aten.mul", (x,), tags=POINTWISE, self=x, other=2),
+        _ar(x, 8),
+        call("aten.mul", (x,), tags=POINTWISE, self=x, other=3),
+    ]  # never waited: overlaps what follows
+    p = lower(trace_of(*calls, world=8))
+    assert [(op.stream, op.deps) for op in p.ops] == [("compute", ()), ("comm", (0,)), ("compute", ())]
+
+
+def test_stream_waits_become_deps() -> None:
+    x = tensor(64, 64)
+    mul = Call(0, "aten.mul", args={"self": x, "other": 2}, outputs=(x,), tags=POINTWISE, stream="stream1")
+    view = Call(0, "aten.t", args={"self": x}, outputs=(x,), tags=VIEW, stream="compute", after=(0,))
+    add = Call(0, "aten.add", args={"self": x, "other": x}, outputs=(x,), tags=POINTWISE)
+    p = lower(trace_of(mul, view, add))
+    assert [(op.stream, op.deps) for op in p.ops] == [("stream1", ()), ("compute", (0,))]
+
+
+@pytest.mark.parametrize("world", [1, 2, 8])
+def test_program_world(world: int) -> None:
+    assert lower(trace_of(_ar(tensor(8), world), world=world)).world == world
