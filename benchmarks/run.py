@@ -44,6 +44,37 @@ def _median_subprocess(cmd: list[str], repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+def _trace(results: dict[str, float], system: object) -> None:
+    """Tracing and predicting a transformer-layer program (3 layers, 39 ops) on 8 GPUs, after a first trace
+    (the first trace in a process imports torch's fake-tensor machinery, ~1.6 s, reported separately)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return
+    import importlib.util
+    from pathlib import Path
+
+    import rooflib
+    from rooflib.trace import trace_program
+
+    path = Path(__file__).resolve().parents[1] / "tests" / "trace" / "programs" / "block.py"
+    spec = importlib.util.spec_from_file_location("block", path)
+    assert spec is not None and spec.loader is not None
+    block = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(block)
+
+    def run() -> int:
+        program = trace_program(block.layers, block.inputs, world=8, params={"n_layers": 3})
+        rooflib.predict_program(program, system)  # type: ignore[arg-type]
+        return len(program.ops)
+
+    t0 = time.perf_counter()
+    ops = run()
+    results["trace_first_in_process_s"] = time.perf_counter() - t0
+    results["trace_and_predict_ops"] = float(ops)
+    results["trace_and_predict_8_gpus_s"] = _best_of(run, repeat=5)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", help="write results to this file")
@@ -99,6 +130,7 @@ def main() -> None:
                 predict_workload("gemm_rs", system, gpus=8, params={"m": 32768, "n": 32768, "k": int(k)})
 
     results["whatif_gemm_rs_5_systems_16_sizes_s"] = _best_of(sweep, repeat=3)
+    _trace(results, h100)
     meta = {"python": platform.python_version(), "machine": platform.machine(), "cpu": platform.processor()}
     width = max(len(k) for k in results)
     for key, value in results.items():
