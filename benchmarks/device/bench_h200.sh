@@ -6,6 +6,11 @@
 #                                                  | gather (2 GPUs: the overlap/gather job alone, smoke first, then
 #                                                    the sweep, a repeat and C = 1, 32; a failing smoke is diagnosed
 #                                                    schedule by schedule, the sweep runs with those that passed)
+#                                                  | compute (1 GPU: the compute, host and programs families into
+#                                                    runs/x1-compute; 132 s on an H200) | compute-quick (the same
+#                                                    --quick into runs/x1-compute-quick; 50 s)
+#                                                  | compute-holdout (1 GPU: the second grid and host again into
+#                                                    runs/x1-compute-holdout, for out-of-sample checks; 97 s)
 # Needs the pydantic wheels for the machine's Python in .wheels/ (carried; the machine has no network).
 # Writes $OUT/<name>.tar.gz (results folders) and prints the summary tables last.
 set -uo pipefail
@@ -107,6 +112,37 @@ for line in sys.stdin:
   done
   grep -hE "capture|comm_only|inter_ce .*K=   1 |inter_ce .*K= 256 " runs/x2-gather/raw/overlap.stderr.log 2>/dev/null
   grep -hE "error|intra_sm|K= 256" runs/x2-gather/extra/reuse.stderr.log 2>/dev/null | tail -n 16
+elif [ "$mode" = compute ] || [ "$mode" = compute-quick ] || [ "$mode" = compute-holdout ]; then   # one GPU
+  name=x1-compute; quick=""; families="compute host programs"
+  if [ "$mode" = compute-quick ]; then name=x1-compute-quick; quick=--quick; fi
+  if [ "$mode" = compute-holdout ]; then name=x1-compute-holdout; families="compute-holdout host"; fi
+  nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.limit,clocks_event_reasons.active --format=csv
+  BENCH_LIMIT_S=${BENCH_LIMIT_S:-470} run $name $families $quick
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+  tail -n 12 runs/$name/raw/compute*.stderr.log runs/$name/raw/programs.stderr.log 2>/dev/null | cut -c1-160
+  python3 - "runs/$name" <<'PY'
+import collections, json, pathlib, sys
+rows = collections.defaultdict(list)
+for f in sorted(pathlib.Path(sys.argv[1], "raw").glob("*.jsonl")):
+    for line in f.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("record") in ("point", "skipped"):
+            rows[(r["family"], r.get("op") or r.get("name"), r.get("mode", ""), r.get("dtype", ""))].append(r)
+print(f"{'family':9s} {'op':18s} {'mode':6s} {'dtype':5s} {'pts':>4s} {'ok':>4s} {'skip':>4s}  best")
+for (fam, op, mode, dt), rs in sorted(rows.items()):
+    pts = [r for r in rs if r["record"] == "point"]
+    ok = sum(bool(r.get("verified")) for r in pts)
+    best = ""
+    if pts and any(r.get("flops") for r in pts):
+        best = f"{max(r['flops'] / r['time_s'] for r in pts) / 1e12:.0f} TFLOP/s"
+    elif pts and any(r.get("bytes_moved") for r in pts):
+        best = f"{max(r['bytes_moved'] / r['time_s'] for r in pts) / 1e12:.2f} TB/s"
+    elif pts and fam == "host":
+        best = f"host {min(r['host_s'] for r in pts) * 1e6:.2f} us/call"
+    elif pts:
+        best = f"{min(r['time_s'] for r in pts) * 1e6:.0f}-{max(r['time_s'] for r in pts) * 1e6:.0f} us"
+    print(f"{fam:9s} {str(op):18s} {mode:6s} {dt:5s} {len(pts):4d} {ok:4d} {len(rs) - len(pts):4d}  {best}")
+PY
 elif [ "$mode" = one ]; then   # a one-GPU machine (kind nvidia-h200): every family that needs one GPU
   run x1 all
   tail -n 30 runs/x1.log

@@ -3,7 +3,7 @@
 GEMM ``[m, k] @ [k, n]`` shapes, one list for bf16 and fp8: squares, an m sweep at n = k = 8192 from decode
 (m = 1) to large, m = 128 j + 1 (one row past a 128-row tile), decode GEMMs (m = 1, 8, 32 against LLM weight
 shapes), skinny n, short k, small m and n with long k (split-K territory), tensor-parallel and LLM layer shapes,
-and 24 shapes drawn log-uniformly from a fixed seed. Memory-bound ops over tensor sizes 256 KiB to 4 GiB (inputs
+and 64 shapes drawn log-uniformly from a fixed seed. Memory-bound ops over tensor sizes 256 KiB to 4 GiB (inputs
 cycled to defeat the L2: ``cold``) and, up to 16 MiB, repeated on one L2-resident set (``hot``). Attention
 (``torch.nn.functional.scaled_dot_product_attention``) over sequence lengths 512-16384, head_dim 64/128/256,
 causal or not, MHA and GQA, forward and backward, plus decode (one query against a long KV cache).
@@ -16,10 +16,15 @@ from dataclasses import dataclass
 
 __all__ = [
     "ATTENTION",
+    "GRIDS",
     "MEMORY_OPS",
+    "ROWWISE",
     "AttentionShape",
     "attention_shapes",
     "gemm_shapes",
+    "holdout_attention_shapes",
+    "holdout_gemm_shapes",
+    "holdout_memory_points",
     "memory_points",
 ]
 
@@ -36,24 +41,26 @@ def _unique(shapes: list[GemmShape]) -> list[GemmShape]:
     return out
 
 
-def _random_shapes(count: int, seed: int) -> list[GemmShape]:
-    """``count`` shapes with m, n, k log-uniform in [64, 16384]; n and k multiples of 16, m any whole number."""
+def _random_shapes(count: int, seed: int, m_bits: tuple[float, float] = (6, 14)) -> list[GemmShape]:
+    """``count`` shapes with m log-uniform in ``2**m_bits`` (any whole number), n and k log-uniform in
+    [64, 16384] (multiples of 16)."""
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        m = int(round(2 ** rng.uniform(6, 14)))
-        n = 16 * max(4, int(round(2 ** rng.uniform(6, 14) / 16)))
-        k = 16 * max(4, int(round(2 ** rng.uniform(6, 14) / 16)))
+        m = round(2 ** rng.uniform(*m_bits))
+        n = 16 * max(4, round(2 ** rng.uniform(6, 14) / 16))
+        k = 16 * max(4, round(2 ** rng.uniform(6, 14) / 16))
         out.append((m, n, k))
     return out
 
 
 def gemm_shapes(quick: bool = False) -> list[GemmShape]:
-    """The GEMM grid (about 120 shapes; ``quick``: 8)."""
+    """The GEMM grid (about 160 shapes; ``quick``: 5)."""
     if quick:
         return [(1, 8192, 8192), (129, 4096, 4096), (2048, 2048, 2048), (8192, 8192, 8192), (128, 128, 16384)]
     square = [(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192, 16384)]
     odd = [(128 * j + 1, nk, nk) for nk in (4096, 8192) for j in (1, 2, 3, 5, 8, 16, 32, 64)]
+    odd += [(128 * j + 1, 14336, 4096) for j in (4, 24)] + [(128 * j + 1, 4096, 14336) for j in (4, 24)]
     m_sweep = [
         (m, 8192, 8192)
         for m in (1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144)
@@ -84,7 +91,7 @@ def gemm_shapes(quick: bool = False) -> list[GemmShape]:
         (8192, 3584, 4096),
         (8192, 4096, 3584),
     ]
-    grid = square + odd + m_sweep + decode + skinny_n + short_k + split_k + layers + _random_shapes(24, seed=2026)
+    grid = square + odd + m_sweep + decode + skinny_n + short_k + split_k + layers + _random_shapes(64, seed=2026)
     return _unique(grid)
 
 
@@ -99,12 +106,15 @@ def memory_points(quick: bool = False) -> list[tuple[str, str, int, int, str]]:
     """``(op, cache, tensor_bytes, cols, dtype)``: each op over 256 KiB-4 GiB tensors (bf16, ``cold``: inputs cycled
     through more than 3x the L2), the same up to 16 MiB on one L2-resident set (``hot``), row-wise ops also at
     1024 and 32768 columns, and fp32 copy and add."""
-    sizes = [1 << p for p in ((20, 26, 30) if quick else range(18, 33))]
+    # 256 KiB to 4 GiB in steps of sqrt(2) (rounded to 4 KiB)
+    sizes = [1 << p for p in (20, 26, 30)] if quick else [int(2 ** (h / 2)) // 4096 * 4096 for h in range(36, 65)]
     ops = ("copy", "add", "gelu", "rmsnorm", "softmax") if quick else MEMORY_OPS
     out = [(op, "cold", s, 8192, "bf16") for op in ops for s in sizes]
     out += [(op, "hot", s, 8192, "bf16") for op in ops for s in sizes if s <= (16 << 20)]
     if not quick:
-        out += [(op, "cold", s, c, "bf16") for op in ROWWISE for c in (1024, 32768) for s in (4 << 20, 64 << 20, 1 << 30)]
+        out += [
+            (op, "cold", s, c, "bf16") for op in ROWWISE for c in (1024, 32768) for s in (4 << 20, 64 << 20, 1 << 30)
+        ]
         out += [(op, "cold", s, 8192, "fp32") for op in ("copy", "add") for s in sizes]
     return out
 
@@ -133,19 +143,72 @@ def attention_shapes(quick: bool = False) -> list[AttentionShape]:
     backward passes, decode (seq_q = 1, KV caches of 1-64 Ki tokens), and the explicit backends at one shape."""
     seqs = (1024, 8192) if quick else (512, 1024, 2048, 4096, 8192, 16384)
 
-    def prefill(s: int, d: int, causal: bool, kv: int, backward: bool = False, backend: str = "default") -> AttentionShape:
+    def prefill(
+        s: int, d: int, causal: bool, kv: int, backward: bool = False, backend: str = "default"
+    ) -> AttentionShape:
         return AttentionShape(ATTENTION_TOKENS // s, 16, kv, s, s, d, causal, backward, backend)
 
     out = [prefill(s, d, c, kv) for d in (64, 128) for s in seqs for c in (False, True) for kv in (16, 4)]
     if quick:
         return [*out[:4], prefill(4096, 128, True, 16, backward=True), AttentionShape(16, 32, 8, 1, 8192, 128, False)]
-    out += [prefill(s, 256, c, 16) for s in (1024, 4096) for c in (False, True)]
-    out += [prefill(s, 128, c, 16, backward=True) for s in (1024, 4096, 16384) for c in (False, True)]
-    out += [prefill(4096, 64, c, 16, backward=True) for c in (False, True)]
-    out += [AttentionShape(16, 32, 8, 1, s, 128, False) for s in (1024, 4096, 16384, 65536)]
-    out += [AttentionShape(64, 32, 8, 1, 4096, 128, False), AttentionShape(4, 32, 8, 1024, 8192, 128, False)]
+    out += [AttentionShape(1, 16, kv, 32768, 32768, 128, c) for c in (False, True) for kv in (16, 4)]
+    out += [prefill(s, d, c, 16) for d in (96, 256) for s in (1024, 4096) for c in (False, True)]
+    out += [prefill(s, 128, c, 2) for s in (2048, 8192) for c in (False, True)]
+    out += [prefill(s, 128, c, kv, backward=True) for s in (1024, 4096, 16384) for c in (False, True) for kv in (16, 4)]
+    out += [prefill(s, 64, c, 16, backward=True) for s in (1024, 4096) for c in (False, True)]
+    out += [AttentionShape(16, 32, 8, 1, s, d, False) for d in (64, 128) for s in (1024, 4096, 16384, 65536)]
+    out += [AttentionShape(b, 32, 8, 1, 4096, 128, False) for b in (1, 4, 64)]
+    out += [AttentionShape(4, 32, 8, sq, 8192, 128, False) for sq in (256, 1024)]
     out += [prefill(4096, 128, c, 16, backend=b) for b in ("flash", "cudnn", "efficient") for c in (False, True)]
     return out
 
+
+def holdout_gemm_shapes(quick: bool = False) -> list[GemmShape]:
+    """A second GEMM grid for an out-of-sample check: 48 shapes from another seed, 16 decode-like ones (m 1-64),
+    and the squares and the m sweep again (a repeat: run-to-run spread)."""
+    fresh = _random_shapes(48, seed=7) + _random_shapes(16, seed=8, m_bits=(0, 6))
+    if quick:
+        return fresh[:3]
+    repeat = [(s, s, s) for s in (1024, 4096, 8192)] + [(m, 8192, 8192) for m in (1, 16, 128, 129, 1024, 4096)]
+    return _unique(fresh + repeat)
+
+
+def holdout_memory_points(quick: bool = False) -> list[tuple[str, str, int, int, str]]:
+    """Row-wise ops over 256 KiB-1 GiB at 1024, 2048, 4096, 16384 and 32768 columns, and the flat ops at 12
+    sizes drawn log-uniformly between 300 KiB and 3 GiB (whole rows of 8192 bf16 for the row-wise ones)."""
+    rng = random.Random(11)
+    odd = sorted(int(2 ** rng.uniform(18.2, 31.5)) // 16384 * 16384 for _ in range(12))
+    sizes = [1 << p for p in range(18, 31)]
+    cols = (2048, 32768) if quick else (1024, 2048, 4096, 16384, 32768)
+    out = [(op, "cold", s, c, "bf16") for op in ROWWISE for c in cols for s in (sizes[::6] if quick else sizes)]
+    flat = ("copy", "add", "mul", "gelu", "silu")
+    out += [(op, "cold", s, 8192, "bf16") for op in flat for s in (odd[:2] if quick else odd)]
+    out += [(op, "hot", s, 8192, "bf16") for op in ("add", "rmsnorm") for s in odd if s <= (16 << 20)]
+    return out
+
+
+def holdout_attention_shapes(quick: bool = False) -> list[AttentionShape]:
+    """30 prefill shapes drawn at random (sequence 384-16384, not always a multiple of 128; head_dim 64 or 128;
+    8-32 heads; MHA or GQA; causal or not; about 16384 query tokens), 6 decode shapes and 4 backward passes."""
+    rng = random.Random(13)
+    out = []
+    for i in range(40):
+        s = int(2 ** rng.uniform(8.6, 14))
+        heads = rng.choice((8, 16, 32))
+        kv = rng.choice((heads, heads // 4))
+        d = rng.choice((64, 128))
+        causal = rng.random() < 0.5
+        if i < 30:
+            out.append(AttentionShape(max(1, 16384 // s), heads, kv, s, s, d, causal))
+        elif i < 36:
+            out.append(AttentionShape(rng.choice((1, 4, 16, 64)), 32, 8, 1, 4 * s, d, False))
+        else:
+            out.append(AttentionShape(max(1, 16384 // s), heads, heads, s, s, 128, causal, backward=True))
+    return out[:3] if quick else out
+
+
+GRIDS = ("main", "holdout")
+"""``main``: the grid the models are fitted on (every other point) and tested on (the rest); ``holdout``: a second
+grid, measured later, for an out-of-sample check."""
 
 ATTENTION = attention_shapes()

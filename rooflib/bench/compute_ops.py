@@ -198,10 +198,13 @@ def attention_case(torch: Any, dev: Any, s: AttentionShape) -> Case:
         if not s.backward:
             ref = attention_reference(torch, g[0][:1, :1], g[1][:1, :1], g[2][:1, :1], s.causal, rows)
             return rel_error(torch, out[:1, :1, rows], ref)
-        # backward: dV of batch 0, head 0 against float32 autograd of the reference (all query rows)
-        q, k, v = (t[:1, :1].detach().float().requires_grad_(True) for t in g[:3])
+        # backward: dV of batch 0, KV head 0 (fed by the query heads of its group) against float32 autograd of
+        # the reference over all query rows
+        group = s.heads // s.kv_heads
+        q = g[0][:1, :group].detach().float().requires_grad_(True)
+        k, v = (t[:1, :1].detach().float().requires_grad_(True) for t in g[1:3])
         ref_out = attention_reference(torch, q, k, v, s.causal, slice(0, s.seq_q))
-        (dv,) = torch.autograd.grad(ref_out, (v,), g[4][:1, :1].float())
+        (dv,) = torch.autograd.grad(ref_out, (v,), g[4][:1, :group].float())
         return rel_error(torch, out[2][:1, :1], dv)
 
     if s.backward:  # read Q, O, dO, K, V and the LSE, write dQ, dK, dV

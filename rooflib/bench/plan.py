@@ -5,6 +5,10 @@ ceilings, gemm (one GPU or more); nccl, overlap (the shipped ``overlap`` program
 overlap schedules, tiles scattered to the peer and, job ``overlap/gather``, input blocks gathered from it) and tp
 (tensor-parallel GEMM + collective through PyTorch, sequential and fused) need two GPUs and plan no jobs with
 fewer. The multimem program is part of no family. A job's key starts with its family (``p2p/tma/size``).
+
+:data:`SINGLE_GPU_FAMILIES` are run by name, not by ``all``: compute (GEMMs, memory-bound ops and attention through
+PyTorch, minutes), compute-holdout (a second grid of the same, for out-of-sample checks), host (host issue
+costs; its NCCL job needs two GPUs) and programs (small PyTorch programs eager and as CUDA graphs).
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from dataclasses import dataclass, field
 
 from rooflib.errors import RooflibError
 
-__all__ = ["FAMILIES", "NCCL_OPS", "Job", "plan_jobs"]
+__all__ = ["FAMILIES", "NCCL_OPS", "SINGLE_GPU_FAMILIES", "Job", "plan_jobs"]
 
 FAMILIES = ("p2p", "latency", "ceilings", "gemm", "nccl", "overlap", "tp")
+SINGLE_GPU_FAMILIES = ("compute", "compute-holdout", "host", "programs")
+"""Families run by name only (``rooflib bench compute host programs``): ``all`` means :data:`FAMILIES`."""
 NCCL_OPS = (
     "all_reduce",
     "all_gather",
@@ -142,6 +148,46 @@ def _tp_jobs(gpus: int, quick: bool) -> list[Job]:
     return jobs
 
 
+def _compute_jobs(family: str, quick: bool) -> list[Job]:
+    """GEMMs, memory-bound ops and attention: one module job each, with a soft limit inside and a hard one outside
+    (``compute-holdout``: the worker's second grid)."""
+    q = ("--quick",) if quick else ()
+    grid = ("--grid", "holdout") if family == "compute-holdout" else ()
+    limits = {"gemm": 150, "memory": 110, "attention": 70}
+    return [
+        Job(
+            family,
+            f"{family}/{part}",
+            "module",
+            "rooflib.bench.compute_worker",
+            ("--part", part, "--max-seconds", str(s), *grid, *q),
+            timeout_s=s + 60,
+        )
+        for part, s in limits.items()
+    ]
+
+
+def _host_jobs(gpus: int, quick: bool) -> list[Job]:
+    calls = ("--calls", "500" if quick else "2000")
+    jobs = [
+        Job("host", "host/local", "module", "rooflib.bench.host_worker", ("--part", "local", *calls), timeout_s=120)
+    ]
+    if gpus >= 2:
+        jobs.append(
+            Job("host", "host/nccl", "torchrun", "rooflib.bench.host_worker", ("--part", "nccl", *calls), timeout_s=180)
+        )
+    return jobs
+
+
+def _single_gpu_jobs(family: str, gpus: int, quick: bool) -> list[Job]:
+    if family == "host":
+        return _host_jobs(gpus, quick)
+    if family == "programs":
+        args = ("--quick",) if quick else ()
+        return [Job(family, "programs/all", "module", "rooflib.bench.programs_worker", args, timeout_s=240)]
+    return _compute_jobs(family, quick)
+
+
 def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> list[Job]:
     """The jobs of each family for ``gpus`` local GPUs (``quick``: fewer sizes, for smoke tests).
 
@@ -149,8 +195,9 @@ def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> lis
     """
     jobs: list[Job] = []
     for fam in families:
-        if fam not in FAMILIES:
-            raise RooflibError(f"unknown benchmark family {fam!r}; families: {', '.join(FAMILIES)}, all")
+        if fam not in (*FAMILIES, *SINGLE_GPU_FAMILIES):
+            known = ", ".join((*FAMILIES, *SINGLE_GPU_FAMILIES))
+            raise RooflibError(f"unknown benchmark family {fam!r}; families: {known}, all")
         if fam == "p2p":
             jobs += _p2p_jobs(gpus, quick)
         elif fam == "latency":
@@ -167,4 +214,6 @@ def plan_jobs(families: Iterable[str], gpus: int, *, quick: bool = False) -> lis
             jobs += _overlap_jobs(gpus, quick)
         elif fam == "tp":
             jobs += _tp_jobs(gpus, quick)
+        elif fam in SINGLE_GPU_FAMILIES:
+            jobs += _single_gpu_jobs(fam, gpus, quick)
     return jobs

@@ -144,8 +144,15 @@ def cross_entropy(x: Any, w: Any, targets: Any) -> Any:
 
 
 def mlp_inputs(
-    rank: int, world: int, device: Any, *, tokens: int = 4096, hidden: int = 4096, ffn: int = 14336,
-    dtype: str = "bf16", seed: int | None = None,
+    rank: int,
+    world: int,
+    device: Any,
+    *,
+    tokens: int = 4096,
+    hidden: int = 4096,
+    ffn: int = 14336,
+    dtype: str = "bf16",
+    seed: int | None = None,
 ) -> tuple[Any, ...]:
     g = _gen(device, rank, seed)
     return (
@@ -156,8 +163,17 @@ def mlp_inputs(
 
 
 def attention_inputs(
-    rank: int, world: int, device: Any, *, batch: int = 1, seq: int = 4096, hidden: int = 4096, heads: int = 32,
-    kv_heads: int = 8, dtype: str = "bf16", seed: int | None = None,
+    rank: int,
+    world: int,
+    device: Any,
+    *,
+    batch: int = 1,
+    seq: int = 4096,
+    hidden: int = 4096,
+    heads: int = 32,
+    kv_heads: int = 8,
+    dtype: str = "bf16",
+    seed: int | None = None,
 ) -> tuple[Any, ...]:
     g = _gen(device, rank, seed)
     d = hidden // heads
@@ -171,8 +187,15 @@ def attention_inputs(
 
 
 def gemv_inputs(
-    rank: int, world: int, device: Any, *, batch: int = 1, hidden: int = 4096, layers: int = 8,
-    dtype: str = "bf16", seed: int | None = None,
+    rank: int,
+    world: int,
+    device: Any,
+    *,
+    batch: int = 1,
+    hidden: int = 4096,
+    layers: int = 8,
+    dtype: str = "bf16",
+    seed: int | None = None,
 ) -> tuple[Any, ...]:
     g = _gen(device, rank, seed)
     x = _randn((batch, hidden), g, device, dtype)
@@ -187,8 +210,16 @@ def elementwise_inputs(
 
 
 def router_inputs(
-    rank: int, world: int, device: Any, *, tokens: int = 8192, hidden: int = 4096, experts: int = 64, k: int = 2,
-    dtype: str = "bf16", seed: int | None = None,
+    rank: int,
+    world: int,
+    device: Any,
+    *,
+    tokens: int = 8192,
+    hidden: int = 4096,
+    experts: int = 64,
+    k: int = 2,
+    dtype: str = "bf16",
+    seed: int | None = None,
 ) -> tuple[Any, ...]:
     g = _gen(device, rank, seed)
     return (
@@ -199,8 +230,15 @@ def router_inputs(
 
 
 def cross_entropy_inputs(
-    rank: int, world: int, device: Any, *, tokens: int = 4096, hidden: int = 4096, vocab: int = 32768,
-    dtype: str = "bf16", seed: int | None = None,
+    rank: int,
+    world: int,
+    device: Any,
+    *,
+    tokens: int = 4096,
+    hidden: int = 4096,
+    vocab: int = 32768,
+    dtype: str = "bf16",
+    seed: int | None = None,
 ) -> tuple[Any, ...]:
     torch = _torch()
     g = _gen(device, rank, seed)
@@ -243,8 +281,11 @@ PROGRAMS: dict[str, Program] = {
     "gemv_chain": Program(
         gemv_chain,
         gemv_inputs,
-        ({"batch": 1, "hidden": 1024, "layers": 8}, {"batch": 1, "hidden": 4096, "layers": 8},
-         {"batch": 8, "hidden": 8192, "layers": 8}),
+        (
+            {"batch": 1, "hidden": 1024, "layers": 8},
+            {"batch": 1, "hidden": 4096, "layers": 8},
+            {"batch": 8, "hidden": 8192, "layers": 8},
+        ),
     ),
     "elementwise_chain": Program(
         elementwise_chain, elementwise_inputs, ({"elements": 1 << 16}, {"elements": 1 << 22}, {"elements": 1 << 28})
@@ -252,14 +293,20 @@ PROGRAMS: dict[str, Program] = {
     "router": Program(
         router,
         router_inputs,
-        ({"tokens": 256, "hidden": 2048, "experts": 64, "k": 2}, {"tokens": 16384, "hidden": 4096, "experts": 64, "k": 2},
-         {"tokens": 16384, "hidden": 4096, "experts": 128, "k": 8}),
+        (
+            {"tokens": 256, "hidden": 2048, "experts": 64, "k": 2},
+            {"tokens": 16384, "hidden": 4096, "experts": 64, "k": 2},
+            {"tokens": 16384, "hidden": 4096, "experts": 128, "k": 8},
+        ),
     ),
     "cross_entropy": Program(
         cross_entropy,
         cross_entropy_inputs,
-        ({"tokens": 512, "hidden": 1024, "vocab": 32768}, {"tokens": 4096, "hidden": 4096, "vocab": 32768},
-         {"tokens": 4096, "hidden": 4096, "vocab": 128256}),
+        (
+            {"tokens": 512, "hidden": 1024, "vocab": 32768},
+            {"tokens": 4096, "hidden": 4096, "vocab": 32768},
+            {"tokens": 4096, "hidden": 4096, "vocab": 128256},
+        ),
     ),
 }
 """Every program by name."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflib.bench.multicast import keep_multicast_off, nvls_state
-from rooflib.bench.plan import FAMILIES, NCCL_OPS, Job, plan_jobs
+from rooflib.bench.plan import FAMILIES, NCCL_OPS, SINGLE_GPU_FAMILIES, Job, plan_jobs
 from rooflib.bench.store import (
     collect,
     locked,
@@ -46,6 +46,7 @@ from rooflib.errors import RooflibError
 __all__ = [
     "FAMILIES",
     "NCCL_OPS",
+    "SINGLE_GPU_FAMILIES",
     "BenchInterrupted",
     "Job",
     "collect",

@@ -74,8 +74,9 @@ class Clocks:
         self.samples: list[dict[str, Any]] = []
         self._proc: subprocess.Popen[str] | None = None
         self._thread: threading.Thread | None = None
-        cmd = ["nvidia-smi", f"--query-gpu={_SMI_FIELDS}", "--format=csv,noheader,nounits", f"-lms={interval_ms}"]
-        cmd.append(f"--id={index}")
+        fields = _SMI_FIELDS if _smi(_SMI_FIELDS) else _SMI_FIELDS.replace("event_reasons", "throttle_reasons")
+        cmd = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-lms", str(interval_ms)]
+        cmd += ["-i", str(index)]
         try:
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         except OSError:
@@ -143,7 +144,7 @@ def _smi(query: str) -> list[str]:
         )
     except (OSError, subprocess.SubprocessError):
         return []
-    return out.stdout.strip().splitlines()
+    return out.stdout.strip().splitlines() if out.returncode == 0 else []
 
 
 def l2_bytes(torch: Any, dev: Any) -> int:
@@ -156,7 +157,7 @@ def l2_bytes(torch: Any, dev: Any) -> int:
 
 
 def meta_record(torch: Any, dev: Any, family: str, **extra: Any) -> dict[str, Any]:
-    """Where and how the job ran: GPU, SMs, L2, driver, torch, CUDA, cuBLAS, clocks, host, command."""
+    """Where and how the job ran: GPU, SMs, L2, driver, torch, CUDA, cuDNN, clocks, host, command."""
     rec: dict[str, Any] = {
         "record": "meta",
         "family": family,
@@ -180,7 +181,7 @@ def meta_record(torch: Any, dev: Any, family: str, **extra: Any) -> dict[str, An
                 "capability": f"{props.major}.{props.minor}",
                 "nvidia_smi": smi,
                 "driver": smi[0].split(",")[1].strip() if smi and "," in smi[0] else None,
-                "cublas": _cublas_version(torch),
+                "cuda_compiled": _compiled_cuda(torch),
                 "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
             }
         )
@@ -190,7 +191,8 @@ def meta_record(torch: Any, dev: Any, family: str, **extra: Any) -> dict[str, An
     return rec
 
 
-def _cublas_version(torch: Any) -> int | None:
+def _compiled_cuda(torch: Any) -> int | None:
+    """The CUDA version torch was built with (13000 for 13.0); the kernel names tell the cuBLAS in use."""
     try:
         return int(torch._C._cuda_getCompiledVersion()) if hasattr(torch._C, "_cuda_getCompiledVersion") else None
     except Exception:  # informative only
@@ -239,11 +241,19 @@ def chained_times(torch: Any, dev: Any, call: Callable[[int], Any], warmup: int,
     return [events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(iters)]
 
 
-def graph_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int, replays: int) -> list[float] | None:
+def graph_times(
+    torch: Any,
+    dev: Any,
+    call: Callable[[int], Any],
+    calls: int,
+    replays: int,
+    kernels: list[str] | None = None,
+) -> list[float] | None:
     """Per-call device seconds: ``call(0) .. call(calls - 1)`` captured into one CUDA graph, replayed ``replays``
     times back to back (events chained after every replay); each sample is a replay's time over ``calls``.
 
-    None on the CPU. The captured outputs stay alive with the graph until it is dropped."""
+    None on the CPU. The captured outputs stay alive with the graph until it is dropped. ``kernels``, a list, gets
+    the names of the kernels one replay runs (the first 8)."""
     if getattr(dev, "type", "cpu") != "cuda":
         return None
     side = torch.cuda.Stream(dev)
@@ -266,6 +276,8 @@ def graph_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int, re
         events[i + 1].record()
     events[-1].synchronize()
     out = [events[i].elapsed_time(events[i + 1]) * 1e-3 / calls for i in range(replays)]
+    if kernels is not None:
+        kernels.extend(kernel_names(torch, dev, graph.replay) or [])
     del keep, graph
     return out
 

@@ -19,6 +19,7 @@ import yaml
 
 from rooflib.calibrate.checks import MeasurementWarning, check_gpu, measured_gpus, nvls_state
 from rooflib.calibrate.collectives import fit_collectives
+from rooflib.calibrate.compute import fit_compute_profile
 from rooflib.calibrate.data import Fit, load_meta, load_results
 from rooflib.calibrate.device import fit_device
 from rooflib.calibrate.transfer import fit_transfers
@@ -158,8 +159,11 @@ def calibrate(
     fit.merge(fit_device(frame, sys_, source))
     fit.merge(fit_transfers(frame, sys_, source))
     fit.merge(fit_collectives(frame, sys_, source, nvls_enabled=nvls == "on"))
+    fit.merge(fit_compute_profile(frame, sys_.device, source))  # compute, compute-holdout and host rows
     if not fit.overrides:
-        raise RooflibError(f"{results}: nothing to calibrate (no p2p, latency, ceilings, gemm or nccl rows)")
+        raise RooflibError(
+            f"{results}: nothing to calibrate (no p2p, latency, ceilings, gemm, nccl, compute or host rows)"
+        )
     if nvls != "on" and sys_.switch.multicast:  # the machine forbids multicast: so must predictions
         why = f"{source}: NVLink multicast off on the measured machine (NCCL_NVLS_ENABLE=0)"
         if nvls == "unknown":

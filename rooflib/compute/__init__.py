@@ -4,7 +4,14 @@ Every model returns a :class:`ComputeCost` (FLOPs, HBM bytes, seconds) on tensor
 device, per dtype, at rates read from the device spec (:class:`Rates`). SI units throughout.
 """
 
-from rooflib.compute.attention import BACKWARD_FLOP_RATIO, attention, attention_bytes, attention_flops
+from rooflib.compute.attention import (
+    BACKWARD_FLOP_RATIO,
+    attention,
+    attention_blocks,
+    attention_bytes,
+    attention_efficiency,
+    attention_flops,
+)
 from rooflib.compute.cost import ComputeCost, roofline_cost
 from rooflib.compute.elementwise import (
     ELEMENTWISE_OPS,
@@ -15,6 +22,7 @@ from rooflib.compute.elementwise import (
     elementwise,
     elementwise_op,
     normalization,
+    reduction,
 )
 from rooflib.compute.gemm import (
     gemm,
@@ -24,6 +32,8 @@ from rooflib.compute.gemm import (
     gemm_times,
     gemm_unit,
 )
+from rooflib.compute.gemm_plan import TileChoice, choose_tiles
+from rooflib.compute.memory import memory_efficiency, memory_rate, memory_time
 from rooflib.compute.rates import (
     ComputeError,
     Rates,
@@ -46,14 +56,18 @@ __all__ = [
     "Normalization",
     "OpCounts",
     "Rates",
+    "TileChoice",
     "TileShape",
     "Unit",
     "UnsupportedDTypeError",
     "attention",
+    "attention_blocks",
     "attention_bytes",
+    "attention_efficiency",
     "attention_flops",
     "bytes_per_element",
     "check_dtype",
+    "choose_tiles",
     "elementwise",
     "elementwise_op",
     "gemm",
@@ -62,7 +76,11 @@ __all__ = [
     "gemm_quantization",
     "gemm_times",
     "gemm_unit",
+    "memory_efficiency",
+    "memory_rate",
+    "memory_time",
     "normalization",
+    "reduction",
     "resolve_sms",
     "roofline_cost",
 ]

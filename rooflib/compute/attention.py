@@ -12,20 +12,42 @@ are free). Forward: read Q, K, V, write O, plus the fp32 log-sum-exp per query r
 dO and the log-sum-exp, write dQ, dK, dV, plus the fp32 ``D = rowsum(dO * O)`` that the pre-processing step
 writes and the main kernel reads. ``kv_heads < heads`` (grouped-query attention) shrinks K, V, dK, dV.
 
-Time runs on tensor cores at the tensor peak x ``tensor_efficiency``: the spec holds one tensor efficiency,
-measured on a large GEMM, and it is used for attention too (assumption; FlashAttention-3 reports about 75% of
-the H100 bf16 peak forward and less backward, so the backward estimate is optimistic; a calibrated profile
-corrects the device's efficiency). No tile or wave quantisation is applied.
+Devices with a measured attention model (``compute.attention``, e.g. the H200, fitted to ``rooflib bench
+compute``) run it as blocks (:func:`attention_blocks`): each (batch, head, query block of ``block_q`` rows) is a
+work unit that runs the key blocks of ``block_kv`` it sees (all, or up to its diagonal when causal: a causal
+kernel computes whole diagonal blocks, so short causal sequences do more than half the work), in waves over the
+SMs, at the measured share of the tensor peak for its head size, mask and direction (interpolated in log head
+size between measured ones), plus a fixed time per kernel; the memory side (decode: one query row against a
+long KV cache) runs at the measured ``attention`` curve (:mod:`rooflib.compute.memory`).
+
+Other devices run on tensor cores at the tensor peak x ``tensor_efficiency``: the spec holds one tensor
+efficiency, measured on a large GEMM, and it is used for attention too (assumption; FlashAttention-3 reports
+about 75% of the H100 bf16 peak forward and less backward, so the backward estimate is optimistic; a calibrated
+profile corrects the device's efficiency). No tile or wave quantisation is applied there.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
+import numpy as np
+
 from rooflib.compute.cost import ComputeCost, roofline_cost
+from rooflib.compute.memory import memory_rate
 from rooflib.compute.rates import ComputeError, Rates, bytes_per_element, check_dtype
 from rooflib.compute.tiling import INT64_MAX
+from rooflib.specs.compute_models import AttentionModelSpec
 from rooflib.specs.devices import DeviceSpec
 
-__all__ = ["BACKWARD_FLOP_RATIO", "attention", "attention_bytes", "attention_flops"]
+__all__ = [
+    "BACKWARD_FLOP_RATIO",
+    "attention",
+    "attention_blocks",
+    "attention_bytes",
+    "attention_efficiency",
+    "attention_flops",
+]
 
 BACKWARD_FLOP_RATIO = 2.5
 """Backward FLOPs over forward FLOPs (FlashAttention-2, section 4.1: 5 matmuls vs 2)."""
@@ -107,6 +129,60 @@ def attention_bytes(
     return 4 * q + 4 * kv + 3 * stats
 
 
+def attention_blocks(seq_q: int, seq_kv: int, block_q: int, block_kv: int, causal: bool) -> tuple[int, float]:
+    """Query blocks per (batch, head) and the mean number of key blocks each runs. Causal: a query block runs the
+    key blocks up to its last row, aligned to the end of the keys when there are more keys than queries
+    (FlashAttention's convention since 2.1: query row r sees keys up to ``r + seq_kv - seq_q``; the same as
+    SDPA's ``is_causal`` when the lengths are equal), so a causal pass never runs less than half the blocks.
+
+    >>> attention_blocks(4096, 4096, 128, 128, False), attention_blocks(512, 512, 128, 128, True)
+    ((32, 32.0), (4, 2.5))
+    >>> attention_blocks(256, 1024, 128, 128, True)  # rows 0-127 see keys 0-895, rows 128-255 all of them
+    (2, 7.5)
+    """
+    nq = math.ceil(seq_q / block_q)
+    if not causal:
+        return nq, float(math.ceil(seq_kv / block_kv))
+    last = np.minimum((np.arange(nq) + 1) * block_q, seq_q)  # rows up to the end of each query block
+    seen = np.minimum(last + max(0, seq_kv - seq_q), seq_kv)
+    return nq, float(np.mean(np.maximum(np.ceil(seen / block_kv), 1.0)))
+
+
+def attention_efficiency(model: AttentionModelSpec, head_dim: int, causal: bool, backward: bool) -> float:
+    """Measured share of the tensor peak for this mask and direction, log-interpolated in head size (clamped);
+    a mask or direction never measured borrows the other mask's figures."""
+    parsed = [(k.split("-"), v) for k, v in model.efficiency.items()]
+    entries = [(int(p[2]), p[0] == "bwd", p[1] == "causal", v) for p, v in parsed]
+    rows = [(d, v) for d, b, c, v in entries if b == backward and c == causal]
+    rows = rows or [(d, v) for d, b, _, v in entries if b == backward] or [(d, v) for d, _, _, v in entries]
+    rows.sort()
+    xs = np.log([float(d) for d, _ in rows])
+    ys = np.log([v for _, v in rows])
+    return float(np.exp(np.interp(math.log(head_dim), xs, ys)))
+
+
+def _blocked(
+    device: DeviceSpec,
+    model: AttentionModelSpec,
+    rates: Rates,
+    dims: tuple[float, ...],
+    causal: bool,
+    backward: bool,
+    nbytes: float,
+) -> float:
+    """Compute seconds of the blocked model at ``rates`` (already the measured share of the peak): waves of
+    (batch, head, query block) units over the SMs, plus the kernel's fixed time (none for decode, whose memory
+    curve holds it), plus for the backward pass its memory-bound kernels (``nbytes`` at the copy rate)."""
+    b, h, sq, skv, d = (int(x) for x in dims)
+    block_q = min(model.block_q, model.min_block_q * math.ceil(sq / model.min_block_q))
+    nq, kv_blocks = attention_blocks(sq, skv, block_q, model.block_kv, causal)
+    unit_flops = 4.0 * block_q * model.block_kv * d * kv_blocks * (BACKWARD_FLOP_RATIO if backward else 1.0)
+    waves = math.ceil(b * h * nq / rates.sms)
+    fixed = model.kernel_fixed.value if block_q == model.block_q else 0.0
+    extra = nbytes / float(memory_rate(device, "copy", nbytes)[()]) if backward else 0.0
+    return fixed + waves * unit_flops / rates.flops_per_sm_per_s + extra
+
+
 def attention(
     device: DeviceSpec,
     batch: int,
@@ -130,7 +206,19 @@ def attention(
     >>> c.bound, round(c.time_s * 1e3, 3)  # 0.55 TFLOP at 791.2 TFLOP/s
     ('compute', 0.695)
     """
-    rates = Rates.from_device(device, dtype, "tensor", sms=sms, derate=derate)
     flops = attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal=causal, backward=backward)
     nbytes = attention_bytes(batch, heads, seq_q, seq_kv, head_dim, dtype, kv_heads=kv_heads, backward=backward)
-    return roofline_cost(flops, nbytes, rates)
+    model = device.compute.attention if device.compute is not None else None
+    if model is None or not derate:
+        return roofline_cost(flops, nbytes, Rates.from_device(device, dtype, "tensor", sms=sms, derate=derate))
+    # the measured efficiency is of the datasheet peak: the blocks run at peak x efficiency
+    peak = Rates.from_device(device, dtype, "tensor", sms=sms, derate=False)
+    eff = attention_efficiency(model, head_dim, causal, backward)
+    rates = replace(peak, flops_per_s=peak.flops_per_s * eff, derated=True)
+    dims = _dims(batch, heads, seq_q, seq_kv, head_dim)
+    compute_s = _blocked(device, model, rates, dims, causal, backward, nbytes)
+    if device.compute is not None and device.compute.memory_ops is not None:
+        rates = replace(rates, bytes_per_s=float(memory_rate(device, "attention", nbytes)[()]))
+    else:
+        rates = replace(rates, bytes_per_s=device.hbm_bandwidth.value * device.hbm_efficiency.value)
+    return roofline_cost(flops, nbytes, rates, compute_s=compute_s)

@@ -18,21 +18,26 @@ rmsnorm        1      1       4 (square, sum, scale by rsqrt, times weight; Zhan
 layernorm      1      1       7 (sum, subtract mean, square, sum, scale, times gamma, plus beta;
                               Ba et al. 2016), plus gamma and beta read once
 softmax        1      1       5 (max, subtract, exp, sum, scale by the reciprocal)
+sum            1      1/cols  1 (an add per element; :func:`reduction`: each row of ``cols`` summed)
 =============  =====  ======  ===============================================================================
 
 Arithmetic runs at the device's vector rate for the storage dtype when it has one (packed bf16/fp16 FMA), else
 at the fp32 vector rate (kernels upcast fp8, fp4 and tf32 to fp32 to compute). Memory runs at HBM bandwidth x
-``hbm_efficiency``, so these kernels are memory-bound on every device in the catalog.
+the op kind's measured efficiency at that size where the device has curves (:mod:`rooflib.compute.memory`: a
+generic :func:`elementwise` uses the ``add`` curve when it reads two tensors or more, else ``copy``), else x
+``hbm_efficiency``; so these kernels are memory-bound on every device in the catalog. ``l2_resident=True``: the
+operands are already in L2 (written by the kernel before and small enough), faster where the device measured it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Real
 from types import MappingProxyType
 from typing import Literal
 
 from rooflib.compute.cost import ComputeCost, roofline_cost
+from rooflib.compute.memory import memory_rate
 from rooflib.compute.rates import ComputeError, Rates, bytes_per_element, check_dtype
 from rooflib.compute.tiling import INT64_MAX
 from rooflib.specs.devices import DeviceSpec, DType
@@ -46,6 +51,7 @@ __all__ = [
     "elementwise",
     "elementwise_op",
     "normalization",
+    "reduction",
 ]
 
 ElementwiseOp = Literal["copy", "add", "mul", "gelu", "silu", "swiglu"]
@@ -91,6 +97,16 @@ def _vector_rates(device: DeviceSpec, dtype: str, sms: int | None, derate: bool)
     return dt, Rates.from_device(device, compute, "vector", sms=sms, derate=derate)
 
 
+def _at_size(
+    device: DeviceSpec, rates: Rates, kind: str, nbytes: float, cols: float | None, l2_resident: bool
+) -> Rates:
+    """``rates`` with the HBM rate of ``kind`` moving ``nbytes`` (the measured curve; unchanged when not derated)."""
+    if not rates.derated:
+        return rates
+    rate = float(memory_rate(device, kind, nbytes, cols=cols, l2_resident=l2_resident)[()])
+    return replace(rates, bytes_per_s=rate)
+
+
 def _count(name: str, value: float, *, positive: bool, whole: bool = True) -> float:
     """``value`` as a float after checking it: a real number, finite, >= 1 (``positive``) or >= 0, a whole
     number unless ``whole=False`` (FLOPs per element may be fractional), and at most 2**63 - 1."""
@@ -114,10 +130,13 @@ def elementwise(
     flops_per_element: float = 1.0,
     sms: int | None = None,
     derate: bool = True,
+    l2_resident: bool = False,
+    kind: str | None = None,
 ) -> ComputeCost:
     """Cost of an elementwise kernel over ``elements`` elements of ``dtype`` (SI units).
 
     ``reads`` and ``writes`` count full-size tensors; bytes = ``(reads + writes) x elements x size(dtype)``.
+    ``kind``: the measured op kind whose HBM curve applies (default ``add`` for two or more reads, else ``copy``).
 
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h100-sxm5")
@@ -130,7 +149,9 @@ def elementwise(
     w = _count("writes", writes, positive=False)
     f = _count("flops_per_element", flops_per_element, positive=False, whole=False)
     dt, rates = _vector_rates(device, dtype, sms, derate)
-    return roofline_cost(f * n, (r + w) * n * bytes_per_element(dt), rates, dtype=dt)
+    nbytes = (r + w) * n * bytes_per_element(dt)
+    curve = kind or ("add" if r >= 2 else "copy")
+    return roofline_cost(f * n, nbytes, _at_size(device, rates, curve, nbytes, None, l2_resident), dtype=dt)
 
 
 def elementwise_op(
@@ -141,8 +162,10 @@ def elementwise_op(
     *,
     sms: int | None = None,
     derate: bool = True,
+    l2_resident: bool = False,
 ) -> ComputeCost:
-    """Cost of a named elementwise op (``copy``, ``add``, ``mul``, ``gelu``, ``silu``, ``swiglu``).
+    """Cost of a named elementwise op (``copy``, ``add``, ``mul``, ``gelu``, ``silu``, ``swiglu``), at the op's
+    measured HBM rate for its size where the device has one.
 
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h100-sxm5")
@@ -161,6 +184,8 @@ def elementwise_op(
         flops_per_element=c.flops_per_element,
         sms=sms,
         derate=derate,
+        l2_resident=l2_resident,
+        kind=op,
     )
 
 
@@ -173,10 +198,12 @@ def normalization(
     *,
     sms: int | None = None,
     derate: bool = True,
+    l2_resident: bool = False,
 ) -> ComputeCost:
     """Cost of a row-wise ``rmsnorm``, ``layernorm`` or ``softmax`` over a ``rows x cols`` tensor (forward).
 
-    Bytes = ``(reads + writes) x rows x cols x size + params x cols x size`` (weights in ``dtype``).
+    Bytes = ``(reads + writes) x rows x cols x size + params x cols x size`` (weights in ``dtype``), at the kind's
+    measured HBM rate for that size and row length where the device has curves.
 
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h100-sxm5")
@@ -192,4 +219,31 @@ def normalization(
     dt, rates = _vector_rates(device, dtype, sms, derate)
     size = bytes_per_element(dt)
     nbytes = (c.reads + c.writes) * nr * nc * size + c.params * nc * size
-    return roofline_cost(c.flops_per_element * nr * nc, nbytes, rates, dtype=dt)
+    at = _at_size(device, rates, kind, nbytes, nc, l2_resident)
+    return roofline_cost(c.flops_per_element * nr * nc, nbytes, at, dtype=dt)
+
+
+def reduction(
+    device: DeviceSpec,
+    rows: int,
+    cols: int,
+    dtype: str = "bf16",
+    *,
+    sms: int | None = None,
+    derate: bool = True,
+    l2_resident: bool = False,
+) -> ComputeCost:
+    """Cost of summing each of ``rows`` rows of ``cols`` elements (``x.sum(-1)``): bytes = ``rows x (cols + 1) x
+    size``, one add per element, at the measured ``sum`` rate where the device has one.
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> c = reduction(dev, 65536, 8192)
+    >>> c.bound, round(c.hbm_bytes / 2**20, 1)
+    ('memory', 1024.1)
+    """
+    nr = _count("rows", rows, positive=True)
+    nc = _count("cols", cols, positive=True)
+    dt, rates = _vector_rates(device, dtype, sms, derate)
+    nbytes = nr * (nc + 1) * bytes_per_element(dt)
+    return roofline_cost(nr * nc, nbytes, _at_size(device, rates, "sum", nbytes, nc, l2_resident), dtype=dt)

@@ -4,7 +4,11 @@ FLOPs = ``2 m n k batch`` (one multiply and one add per MAC). HBM bytes are the 
 read once and C written once (``beta = 0``); re-reads of A/B tiles that miss L2 are not counted, so memory
 time is a lower bound. fp4 block scales are not counted.
 
-Compute time (``ideal=False``) follows how a tiled kernel runs (CUTLASS / cuBLAS; NVIDIA "Matrix
+Devices with a measured GEMM model (``compute.gemm`` in the device file, e.g. the H200) choose the tile and the
+split-K factor per shape among candidates, as cuBLAS's heuristics do, with per-tile operand limits and fixed
+costs (:mod:`rooflib.compute.gemm_plan`), and run the memory side at the measured ``gemm`` curve of
+:mod:`rooflib.compute.memory` (weight streaming of decode GEMMs). Otherwise (and whenever ``tile`` is given),
+compute time (``ideal=False``) follows how a tiled kernel runs with one tile (CUTLASS / cuBLAS; NVIDIA "Matrix
 Multiplication Background" user guide, sections on tile and wave quantisation):
 
 - **tile quantisation**: the output is cut into ``tiles = batch x ceil(m / tm) x ceil(n / tn)`` tiles of the
@@ -17,10 +21,13 @@ Multiplication Background" user guide, sections on tile and wave quantisation):
 - **wave quantisation**: ``waves = ceil(tiles x split / sms)``; every wave takes as long as one work unit at
   the per-SM rate, ``2 tm tn ceil(k_tiles / split) tk / (flops_per_s / sms)``.
 
-``ideal=True`` drops quantisation: ``compute_s = flops / flops_per_s``, what a roofline bound uses. Either way
-the FLOP rate is the tensor peak x ``tensor_efficiency`` (``derate=False``: the datasheet peak). The
-efficiency was measured on a large GEMM and so already holds a little wave quantisation; quantised times count
-it again (about 3% for 8192^3 on H100), which errs on the slow side.
+``ideal=True`` drops quantisation: ``compute_s = flops / flops_per_s``, what a roofline bound uses (with the
+measured model, memory at the best rate of the ``gemm`` curve, so the ideal stays below every shape's time).
+Either way the FLOP rate is the tensor peak x the dtype's efficiency (``dtype_efficiency``, else
+``tensor_efficiency``; ``derate=False``: the datasheet peak). Without the measured model the efficiency was
+measured on a large GEMM and so already holds a little wave quantisation; quantised times count it again (about
+3% for 8192^3 on H100), which errs on the slow side; the measured model's efficiency is fitted with its
+quantisation (:mod:`rooflib.calibrate.compute_kernels`).
 
 GEMMs run on tensor cores for every dtype except ``fp32``, which runs on CUDA cores (SGEMM); ask for ``tf32``
 for a tensor-core fp32 GEMM. ``out_dtype`` defaults to ``dtype``, except bf16 for fp8 and fp4 inputs.
@@ -31,10 +38,14 @@ for a tensor-core fp32 GEMM. ``out_dtype`` defaults to ``dtype``, except bf16 fo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import numpy.typing as npt
 
 from rooflib.compute.cost import ComputeCost, roofline_cost
+from rooflib.compute.gemm_plan import TileChoice, choose_tiles
+from rooflib.compute.memory import memory_rate
 from rooflib.compute.rates import ComputeError, Rates, Unit, bytes_per_element, check_dtype, resolve_sms
 from rooflib.compute.tiling import INT64_MAX, GemmQuantization, TileShape, as_shape, plan_tiles, resolve_tile
 from rooflib.specs.devices import DeviceSpec, DType, GemmTile
@@ -96,6 +107,47 @@ def gemm_bytes(m: int, n: int, k: int, dtype: str = "bf16", *, out_dtype: str | 
     return bb * (inp + out)
 
 
+def _choice(
+    device: DeviceSpec,
+    dtype: DType,
+    rates: Rates,
+    dims: tuple[npt.ArrayLike, ...],
+    tile: GemmTile | TileShape | None,
+    split_k: int | None,
+    out_dtype: str | None = None,
+) -> TileChoice | None:
+    """The measured model's tile choice, or None (the device has no GEMM model, a tile was given, or the unit is
+    not the tensor unit)."""
+    models = device.compute
+    if tile is not None or models is None or models.gemm is None or rates.unit != "tensor":
+        return None
+    if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
+        raise ComputeError(f"split_k must be a positive whole number or None, got {split_k!r}")
+    m, n, k, batch = (np.asarray(d, dtype=np.int64) for d in dims)
+    out = bytes_per_element(_out_dtype(dtype, out_dtype))
+    return choose_tiles(device, models.gemm, rates, m, n, k, batch, bytes_per_element(dtype), split_k, out)
+
+
+def _memory_rates(device: DeviceSpec, rates: Rates, nbytes: npt.ArrayLike) -> Rates | FloatArray:
+    """The HBM rate of the GEMM's bytes: the measured ``gemm`` curve (an array for arrays) when derated."""
+    if not rates.derated or device.compute is None or device.compute.memory_ops is None:
+        return rates
+    rate = memory_rate(device, "gemm", nbytes)
+    return replace(rates, bytes_per_s=float(rate[()])) if rate.ndim == 0 else rate
+
+
+def _ideal_rates(device: DeviceSpec, rates: Rates, tile: GemmTile | TileShape | None) -> Rates:
+    """For ``ideal=True`` where the measured model applies: the best HBM rate on the ``gemm`` curve (a bound on
+    every size); else ``rates`` (the streaming-copy rate)."""
+    models = device.compute
+    applies = tile is None and models is not None and models.gemm is not None and rates.unit == "tensor"
+    curve = models.memory_ops.hbm.get("gemm") if models is not None and models.memory_ops is not None else None
+    if not rates.derated or curve is None or not applies:
+        return rates
+    best = max(device.hbm_efficiency.value, max(e for _, e in curve.points))
+    return replace(rates, bytes_per_s=device.hbm_bandwidth.value * best)
+
+
 def gemm_quantization(
     device: DeviceSpec,
     m: int,
@@ -106,8 +158,10 @@ def gemm_quantization(
     tile: GemmTile | TileShape | None = None,
     batch: int = 1,
     split_k: int | None = None,
+    dtype: str = "bf16",
 ) -> GemmQuantization:
-    """Tiles, K-splits, waves and quantisation efficiency of a GEMM on ``sms`` SMs of ``device``.
+    """Tiles, K-splits, waves and quantisation efficiency of a GEMM on ``sms`` SMs of ``device`` (the chosen
+    tile on devices with a GEMM model; ``dtype`` matters only there).
 
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h100-sxm5")  # tile 128 x 256 x 64, 132 SMs
@@ -118,6 +172,13 @@ def gemm_quantization(
     used = resolve_sms(device, sms)
     shape = resolve_tile(device, tile)
     mm, nn, kk, bb = _checked(m, n, k, batch)
+    dt = check_dtype(dtype)
+    if gemm_unit(dt) == "tensor" and device.tensor_peak(dt) is not None:
+        rates = Rates.from_device(device, dt, "tensor", sms=used)
+        chosen = _choice(device, dt, rates, (mm, nn, kk, bb), tile, split_k)
+        if chosen is not None:
+            shape = (int(chosen.tile_m), int(chosen.tile_n), chosen.tile_k)
+            split_k = int(chosen.split)
     m_, n_, k_, b_ = (np.asarray(x, dtype=np.int64) for x in (mm, nn, kk, bb))
     plan = plan_tiles(m_, n_, k_, b_, shape, used, split_k)
     waves = int(plan.waves)
@@ -162,8 +223,13 @@ def gemm(
     nbytes = gemm_bytes(m, n, k, dt, out_dtype=out_dtype, batch=batch)
     if ideal:
         resolve_tile(device, tile)  # still validate the arguments
-        return roofline_cost(flops, nbytes, rates)
-    q = gemm_quantization(device, m, n, k, sms=rates.sms, tile=tile, batch=batch, split_k=split_k)
+        return roofline_cost(flops, nbytes, _ideal_rates(device, rates, tile))
+    chosen = _choice(device, dt, rates, _checked(m, n, k, batch), tile, split_k, out_dtype)
+    if chosen is not None:
+        at = _memory_rates(device, rates, nbytes)
+        assert isinstance(at, Rates)
+        return roofline_cost(flops, nbytes, at, compute_s=float(chosen.compute_s[()]), dtype=rates.dtype)
+    q = gemm_quantization(device, m, n, k, sms=rates.sms, tile=tile, batch=batch, split_k=split_k, dtype=dt)
     return roofline_cost(flops, nbytes, rates, compute_s=q.executed_flops / rates.flops_per_s)
 
 
@@ -197,10 +263,18 @@ def gemm_times(
     mm, nn, kk, bb = np.broadcast_arrays(as_shape("m", m), as_shape("n", n), as_shape("k", k), as_shape("batch", batch))
     mf, nf, kf, bf = (x.astype(np.float64) for x in (mm, nn, kk, bb))
     nbytes = bf * ((mf * kf + kf * nf) * bytes_per_element(dt) + mf * nf * bytes_per_element(out))
+    memory_rate_: float | FloatArray = rates.bytes_per_s
     if ideal:
         compute_s = 2.0 * mf * nf * kf * bf / rates.flops_per_s
+        memory_rate_ = _ideal_rates(device, rates, tile).bytes_per_s
     else:
-        plan = plan_tiles(mm, nn, kk, bb, shape, rates.sms, split_k)
-        compute_s = plan.waves * plan.unit_flops / rates.flops_per_sm_per_s
-    result: FloatArray = np.maximum(compute_s, nbytes / rates.bytes_per_s)
+        chosen = _choice(device, dt, rates, (mm, nn, kk, bb), tile, split_k, out_dtype)
+        if chosen is not None:
+            compute_s = chosen.compute_s
+            at = _memory_rates(device, rates, nbytes)
+            memory_rate_ = at.bytes_per_s if isinstance(at, Rates) else at
+        else:
+            plan = plan_tiles(mm, nn, kk, bb, shape, rates.sms, split_k)
+            compute_s = plan.waves * plan.unit_flops / rates.flops_per_sm_per_s
+    result: FloatArray = np.maximum(compute_s, nbytes / memory_rate_)
     return result

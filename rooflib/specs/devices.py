@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from rooflib.specs.compute_models import ComputeModels
 from rooflib.specs.figures import (
     Bandwidth,
     Bytes,
@@ -167,6 +168,10 @@ class DeviceSpec(SpecModel):
     host: HostSpec | None = Field(None, description="host issue costs per call (None: not given, see HostSpec)")
     operand_latency: Duration | None = Field(
         None, description="loaded latency of a bulk operand load from L2 into shared memory, all SMs streaming"
+    )
+    compute: ComputeModels | None = Field(
+        None,
+        description="measured compute-model tables: memory ops, GEMM tiles, attention (rooflib.specs.compute_models)",
     )
 
     def tensor_peak(self, dtype: DType) -> float | None:

@@ -20,14 +20,18 @@ PUBLIC = {
     "Normalization",
     "OpCounts",
     "Rates",
+    "TileChoice",
     "TileShape",
     "Unit",
     "UnsupportedDTypeError",
     "attention",
+    "attention_blocks",
     "attention_bytes",
+    "attention_efficiency",
     "attention_flops",
     "bytes_per_element",
     "check_dtype",
+    "choose_tiles",
     "elementwise",
     "elementwise_op",
     "gemm",
@@ -36,12 +40,16 @@ PUBLIC = {
     "gemm_quantization",
     "gemm_times",
     "gemm_unit",
+    "memory_efficiency",
+    "memory_rate",
+    "memory_time",
     "normalization",
+    "reduction",
     "resolve_sms",
     "roofline_cost",
 }
 
-MODULES = ["attention", "cost", "elementwise", "gemm", "rates", "tiling"]
+MODULES = ["attention", "cost", "elementwise", "gemm", "gemm_plan", "memory", "rates", "tiling"]
 
 
 def test_public_names() -> None:

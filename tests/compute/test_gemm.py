@@ -83,8 +83,9 @@ def test_one_tile_more_than_the_sms_takes_a_second_wave(h100_spec: DeviceSpec) -
 
 def test_waves_on_every_device(device_spec: DeviceSpec) -> None:
     sms, tm, tn = int(device_spec.sms), device_spec.gemm_tile.m, device_spec.gemm_tile.n
-    one = gemm_quantization(device_spec, tm * sms, tn, 4096)
-    two = gemm_quantization(device_spec, tm * (sms + 1), tn, 4096)
+    tile = device_spec.gemm_tile  # given explicitly: devices with a GEMM model would choose their own
+    one = gemm_quantization(device_spec, tm * sms, tn, 4096, tile=tile)
+    two = gemm_quantization(device_spec, tm * (sms + 1), tn, 4096, tile=tile)
     assert (one.waves, two.waves) == (1, 2)
     assert one.wave_efficiency == 1.0
     assert two.wave_efficiency == pytest.approx((sms + 1) / (2 * sms))

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rooflib.compute import attention, elementwise, gemm, gemm_quantization, gemm_times
+from rooflib.compute import attention, elementwise, gemm, gemm_quantization, gemm_times, gemm_unit
 from rooflib.specs import DeviceSpec
 
 from .conftest import CATALOG, DEVICE_NAMES
@@ -51,12 +51,16 @@ def test_gemm_finite_and_ideal_is_a_bound(
     for c in (real, ideal, datasheet):
         assert all(math.isfinite(v) and v > 0 for v in (c.flops, c.hbm_bytes, c.compute_s, c.memory_s, c.time_s))
     assert datasheet.time_s <= ideal.time_s <= real.time_s
-    assert real.memory_s == ideal.memory_s
-    q = gemm_quantization(device, m, n, k, sms=sms, batch=batch)
+    q = gemm_quantization(device, m, n, k, sms=sms, batch=batch, dtype=dtype)
     assert 0 < q.efficiency <= 1
     assert 0 < q.tile_efficiency <= 1 and 0 < q.wave_efficiency <= 1 and 0 < q.split_efficiency <= 1 + 1e-12
-    # quantised time x quantisation efficiency = ideal time
-    assert math.isclose(real.compute_s * q.efficiency, ideal.compute_s, rel_tol=1e-9)
+    if device.compute is None or device.compute.gemm is None or gemm_unit(dtype) != "tensor":
+        assert real.memory_s == ideal.memory_s
+        # quantised time x quantisation efficiency = ideal time
+        assert math.isclose(real.compute_s * q.efficiency, ideal.compute_s, rel_tol=1e-9)
+    else:  # the measured model: the chosen tile costs more than the ideal, its memory side no less
+        assert real.memory_s >= ideal.memory_s * (1 - 1e-12)
+        assert real.compute_s >= ideal.compute_s * (1 - 1e-12)
 
 
 @settings(max_examples=50, deadline=None)
@@ -84,7 +88,7 @@ def test_attention_time_grows_with_context(
 ) -> None:
     small = attention(device, b, h, sq, skv, d, causal=causal, backward=backward)
     big = attention(device, b, h, sq, skv + step, d, causal=causal, backward=backward)
-    assert math.isfinite(big.time_s) and big.time_s >= small.time_s > 0
+    assert math.isfinite(big.time_s) and big.time_s >= small.time_s * (1 - 1e-12) and small.time_s > 0
 
 
 @settings(max_examples=200, deadline=None)
@@ -92,4 +96,4 @@ def test_attention_time_grows_with_context(
 def test_elementwise_time_grows_with_elements(device: DeviceSpec, n: int, step: int, reads: int, writes: int) -> None:
     small = elementwise(device, n, reads=reads, writes=writes)
     big = elementwise(device, n + step, reads=reads, writes=writes)
-    assert math.isfinite(big.time_s) and big.time_s >= small.time_s >= 0
+    assert math.isfinite(big.time_s) and big.time_s >= small.time_s * (1 - 1e-12) and small.time_s >= 0

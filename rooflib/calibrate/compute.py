@@ -1,0 +1,274 @@
+"""Fitting the compute models of a device to ``rooflib bench compute`` (and ``compute-holdout``, ``host``) runs.
+
+    python -m rooflib.calibrate.compute_report RUN [RUN ...] --device h200-sxm --out REPORT_DIR
+
+What is fitted (on the fit half of the rows, :func:`fit_split`; the rest is held out):
+
+- memory ops: per op kind (and row length for row-wise ops) the measured achieved share of ``hbm_bandwidth`` at
+  each fitted size (time made non-decreasing in size first), a :class:`~rooflib.specs.SizeCurve` the model
+  interpolates between; ``l2_resident``: the ``hot`` times over the cold curve's; ``gemm``: the weight-streaming
+  side of GEMMs from the decode-like shapes (``min(m, n) <= 16``); ``attention``: decode (one query row);
+- GEMM and attention parameters (:mod:`rooflib.calibrate.compute_kernels`);
+- host costs (``device.host``): the measured host time per call of an eager op, a cuBLAS call, a graph launch and
+  an NCCL call, the graph's per-kernel gap (slope of device time over graph size) and the host wake-up of a
+  synchronisation (a round trip less the op's issue, its device time and the device's ``kernel_launch``).
+
+The split is deterministic: every other point of each size sweep (memory ops, sorted by size), of each GEMM
+dtype in grid order, and of each attention (mode, head size, mask) sorted by KV heads and sequence; the
+``holdout`` grid is held out whole, except the row-wise column sweep (fitted every other point as well: the
+model needs the row lengths). Attention through explicit backends (flash, efficient, cuDNN) is not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rooflib.calibrate.compute_kernels import fit_attention, fit_gemm
+from rooflib.calibrate.data import Fit, load_results
+from rooflib.specs.compute_models import ComputeModels, MemoryOpsSpec, curve_key
+from rooflib.specs.devices import DeviceSpec
+
+__all__ = [
+    "FLAT_OPS",
+    "ROWWISE_OPS",
+    "ComputeFit",
+    "compute_rows",
+    "fit_compute",
+    "fit_compute_profile",
+    "fit_split",
+    "load_runs",
+]
+
+FLAT_OPS = ("copy", "add", "mul", "gelu", "silu")
+ROWWISE_OPS = ("rmsnorm", "layernorm", "softmax", "sum")
+_DECODE_ROWS = 16  # GEMMs with min(m, n) up to this stream their larger operand: the gemm memory curve
+
+
+def load_runs(paths: list[str | Path]) -> pd.DataFrame:
+    """The normalised rows of several results folders, with ``run`` (the folder name) and ``line``."""
+    frames = []
+    for p in paths:
+        f = load_results(p)
+        f["run"] = Path(p).name
+        frames.append(f)
+    out = pd.concat(frames, ignore_index=True)
+    if "grid" not in out:
+        out["grid"] = "main"
+    out["grid"] = out["grid"].fillna("main")
+    return out
+
+
+def compute_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Verified ``compute`` rows of SDPA's default backend (explicit backends are not modelled)."""
+    rows = frame[(frame["family"] == "compute") & frame["verified"]].copy()
+    if "backend" in rows:
+        rows = rows[rows["backend"].isna() | (rows["backend"] == "default")]
+    return rows
+
+
+def _alternate(rows: pd.DataFrame, by: list[str], order: list[str]) -> pd.Series:
+    """True for every other row of each group ``by``, rows sorted by ``order`` (stable)."""
+    fit = pd.Series(False, index=rows.index)
+    for _, grp in rows.groupby(by, dropna=False, sort=False):
+        srt = grp.sort_values(order, kind="stable") if order else grp
+        fit[srt.index[::2]] = True
+    return fit
+
+
+def fit_split(rows: pd.DataFrame) -> pd.Series:
+    """Which compute rows the models are fitted on (True) and which are held out (False); see the module."""
+    fit = pd.Series(False, index=rows.index)
+    main = rows["grid"] == "main"
+    op = rows["op"]
+    memory = op.isin(FLAT_OPS + ROWWISE_OPS)
+    sel = rows[main & memory]
+    fit.update(_alternate(sel, ["run", "op", "mode", "dtype", "cols"], ["tensor_bytes"]))
+    sweep = rows[~main & op.isin(ROWWISE_OPS) & (rows["mode"] == "cold") & (rows["cols"] != 8192)]
+    fit.update(_alternate(sweep, ["run", "op", "cols"], ["tensor_bytes"]))
+    gemm = rows[main & (op == "gemm")]
+    fit.update(_alternate(gemm, ["run", "dtype"], ["_line"]))
+    att = rows[main & (op == "attention")].assign(_decode=lambda f: f["seq_q"] == 1)
+    order = ["kv_heads", "seq_q", "seq_kv", "batch", "heads"]
+    fit.update(_alternate(att, ["run", "mode", "head_dim", "causal", "_decode"], order))
+    return fit.astype(bool)
+
+
+def _merged(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique ``x`` and the median ``y`` at each."""
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    keys = np.unique(xs)
+    return keys, np.array([np.median(ys[xs == k]) for k in keys])
+
+
+def _four_digits_at_most(value: float) -> float:
+    """``value`` to four significant digits, rounded down."""
+    digits = 3 - int(np.floor(np.log10(value)))
+    return float(np.floor(value * 10.0**digits) / 10.0**digits)
+
+
+def _curve(nbytes: np.ndarray, seconds: np.ndarray, bandwidth: float, source: str) -> dict[str, Any]:
+    """A size curve from measured (bytes, seconds): equal sizes merged (median), time made non-decreasing in
+    size, efficiency ``bytes / (time x bandwidth)`` capped at 1, four significant digits (rounded down where
+    rounding would let the time fall between two sizes)."""
+    b, t = _merged(nbytes, seconds)
+    t = np.maximum.accumulate(t)
+    eff = np.minimum(1.0, b / (t * bandwidth))
+    points: list[list[float]] = []
+    for x, e in zip(b, eff, strict=True):
+        value = float(f"{e:.4g}")
+        if points and value > points[-1][1] * x / points[-1][0]:  # time must not fall from the last size
+            value = _four_digits_at_most(points[-1][1] * x / points[-1][0])
+        points.append([int(x), value])
+    return {"points": points, "source": source}
+
+
+def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, Any]:
+    bw = device.hbm_bandwidth.value
+    hbm: dict[str, dict[str, Any]] = {}
+    cold = rows[(rows["mode"] == "cold") & (rows["dtype"] == "bf16")]
+    for op, grp in cold[cold["op"].isin(FLAT_OPS)].groupby("op"):
+        hbm[str(op)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, source)
+    for key, grp in cold[cold["op"].isin(ROWWISE_OPS)].groupby(["op", "cols"]):
+        parts: tuple[Any, ...] = tuple(key) if isinstance(key, tuple) else (key,)
+        op, cols = str(parts[0]), int(float(parts[1]))
+        where = f"{source}, rows of {cols}"
+        hbm[curve_key(op, cols)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, where)
+    gemm = rows[(rows["op"] == "gemm") & (np.minimum(rows["m"], rows["n"]) <= _DECODE_ROWS)]
+    if not gemm.empty:
+        where = f"{source}, GEMMs with min(m, n) <= {_DECODE_ROWS}"
+        hbm["gemm"] = _curve(gemm["bytes_moved"].to_numpy(), gemm["time_s"].to_numpy(), bw, where)
+    decode = rows[(rows["op"] == "attention") & (rows["seq_q"] == 1)]
+    if not decode.empty:
+        where = f"{source}, decode attention (one query row)"
+        hbm["attention"] = _curve(decode["bytes_moved"].to_numpy(), decode["time_s"].to_numpy(), bw, where)
+    spec = MemoryOpsSpec.model_validate({"hbm": hbm})
+    l2 = {}
+    hot = rows[(rows["mode"] == "hot") & (rows["dtype"] == "bf16")]
+    for op, grp in hot.groupby("op"):
+        curves = spec.curves(str(op))
+        if not curves:
+            continue
+        curve = curves.get(None) or curves.get(8192) or next(iter(curves.values()))
+        b = grp["bytes_moved"].to_numpy(dtype=float)
+        cold_s = b / (bw * curve(b))
+        ratio = np.minimum(1.0, grp["time_s"].to_numpy(dtype=float) / cold_s)
+        xs, rs = _merged(b, ratio)
+        points = [[int(x), float(f"{r:.4g}")] for x, r in zip(xs, rs, strict=True)]
+        l2[str(op)] = {"points": points, "source": f"{source}: operands left in L2 (hot) over the cold curve"}
+    return {"hbm": hbm, "l2_resident": l2}
+
+
+def _host(frame: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, dict[str, Any]]:
+    rows = frame[(frame["family"] == "host") & frame["verified"]]
+    if rows.empty:
+        return {}
+
+    def med(name: str, col: str = "host_s", sel: pd.Series | None = None) -> float | None:
+        r = rows[rows["name"] == name] if sel is None else rows[(rows["name"] == name) & sel]
+        return float(np.median(r[col].astype(float))) if not r.empty and col in r else None
+
+    out: dict[str, float | None] = {"kernel": med("kernel"), "cublas": med("cublas"), "nccl": med("nccl")}
+    graph = rows[rows["name"] == "graph"]
+    node = None
+    if len(graph) >= 3:
+        big = graph[graph["nodes"].astype(float) >= 10]
+        slope = np.polyfit(big["nodes"].astype(float), big["device_s"].astype(float), 1)[0]
+        node = float(slope)
+        out["kernel_gap"] = node
+        out["graph_launch"] = med("graph", sel=graph["nodes"].astype(float) == 1)
+    round_trip = med("sync", "time_s")
+    if round_trip is not None and out["kernel"] is not None:
+        tiny = node if node is not None else 0.0  # a one-element kernel's device time, as in a graph
+        out["sync"] = max(0.0, round_trip - out["kernel"] - tiny - device.kernel_launch.value)
+    notes = {
+        "kernel_gap": "slope of a replayed graph's device time over its 10-1000 one-element kernels (gap plus run)",
+        "sync": "a round trip (add, synchronize) less the add's issue and run and the device's kernel_launch",
+        "graph_launch": "host time of one replay of a one-kernel graph, back to back",
+    }
+    fig = {k: {"value": f"{v * 1e6:.4g} us", "source": source} for k, v in out.items() if v is not None}
+    for k, note in notes.items():
+        if k in fig:
+            fig[k]["note"] = note
+    return fig
+
+
+@dataclass
+class ComputeFit:
+    """The fitted device (``device``), the YAML-able pieces, and which rows were fitted."""
+
+    device: DeviceSpec
+    compute: dict[str, Any]
+    efficiency: dict[str, float]
+    host: dict[str, dict[str, Any]]
+    rows: pd.DataFrame
+    fit: pd.Series
+    notes: list[str] = field(default_factory=list)
+
+
+def fit_compute(
+    frame: pd.DataFrame, device: DeviceSpec, source: str, host_source: str | None = None
+) -> ComputeFit | None:
+    """Fit every compute model present in ``frame`` for ``device`` (its own compute tables ignored); host costs
+    from the first run's ``host`` rows, with ``host_source``."""
+    base = device.model_copy(update={"compute": None})
+    rows = compute_rows(frame)
+    if rows.empty:
+        return None
+    split = fit_split(rows)
+    fitted = rows[split]
+    memory = _memory(fitted, base, source)
+    mem_spec = MemoryOpsSpec.model_validate(memory)
+    compute: dict[str, Any] = {"memory_ops": memory}
+    efficiency: dict[str, float] = {}
+    models: dict[str, Any] = {}
+    gemm_rows = fitted[fitted["op"] == "gemm"]
+    if not gemm_rows.empty:
+        gemm_model, efficiency = fit_gemm(base, mem_spec, gemm_rows, source)
+        models["gemm"] = gemm_model
+        compute["gemm"] = gemm_model.model_dump(mode="json")
+    att_rows = fitted[fitted["op"] == "attention"]
+    if not att_rows.empty:
+        att = fit_attention(base, mem_spec, att_rows, source, **models)
+        models["attention"] = att
+        compute["attention"] = att.model_dump(mode="json")
+    device_fit = base.model_copy(update={"compute": ComputeModels(memory_ops=mem_spec, **models)})
+    if efficiency:  # the GEMM model's per-dtype efficiency; tensor_efficiency (one large GEMM) stays as it is
+        from rooflib.specs.figures import Fraction
+
+        eff = dict(device_fit.dtype_efficiency)
+        eff.update({d: Fraction(value=v, source=source) for d, v in efficiency.items()})
+        device_fit = device_fit.model_copy(update={"dtype_efficiency": eff})
+    first = frame[frame["run"] == frame["run"].iloc[0]] if "run" in frame else frame
+    host = _host(first, base, host_source or source)
+    return ComputeFit(device_fit, compute, efficiency, host, rows, split)
+
+
+def fit_compute_profile(frame: pd.DataFrame, device: DeviceSpec, source: str) -> Fit:
+    """The ``rooflib calibrate`` hook: profile overrides for ``device.compute``, the GEMM efficiencies and the
+    host costs (nothing when the folder holds no compute or host rows)."""
+    fit = Fit()
+    if "family" not in frame or not frame["family"].isin(["compute", "host"]).any():
+        return fit
+    if "run" not in frame:
+        frame = frame.assign(run="results")
+    if "grid" not in frame:
+        frame = frame.assign(grid="main")
+    frame = frame.assign(grid=frame["grid"].fillna("main"))
+    result = fit_compute(frame, device, source) if (frame["family"] == "compute").any() else None
+    if result is not None:
+        fit.overrides["device.compute"] = result.compute
+        for dtype, value in result.efficiency.items():
+            eff = {"value": round(value, 4), "source": source}
+            fit.overrides.setdefault("device.dtype_efficiency", {})[dtype] = eff
+        quality = {"family": "compute", "name": "rows", "n": len(result.rows), "fitted": int(result.fit.sum())}
+        fit.quality.append(quality)
+    host = _host(frame, device, source)
+    if host and device.host is not None:
+        fit.overrides.update({f"device.host.{k}": v for k, v in host.items()})
+    return fit

@@ -1,0 +1,185 @@
+"""Fitting the GEMM and attention models to ``rooflib bench compute`` rows (the fit half; see
+:mod:`rooflib.calibrate.compute`).
+
+- GEMM: the candidate tiles are the ``(rows, columns)`` tiles cuBLAS was seen to use (parsed from the ``nvjet``
+  kernel names the benchmark records: ``nvjet_sm90_tst_{N}x{M}_...``, cuBLAS's column-major M being the row-major
+  product's columns); then one least-squares fit (soft-L1 loss on ``log(predicted / measured)``) of the bf16 and
+  fp8 efficiencies (of the datasheet peaks), the operand rate, the per-unit and per-kernel fixed times and the
+  split-K reduction time, with the measured ``gemm`` memory curve held fixed;
+- attention: one efficiency per (head size, mask, direction) measured with SDPA's default backend, and one fixed
+  time per pass (forward and backward share it: a separate one for the few backward points overfitted), fitted
+  the same way with the ``attention`` memory curve held fixed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rooflib.compute import attention, gemm_times
+from rooflib.specs.compute_models import (
+    AttentionModelSpec,
+    ComputeModels,
+    GemmModelSpec,
+    GemmTiles,
+    MemoryOpsSpec,
+    attention_key,
+)
+from rooflib.specs.devices import DeviceSpec
+from rooflib.specs.figures import Bandwidth, Duration, Fraction
+
+__all__ = [
+    "ATTENTION_BLOCK",
+    "GEMM_DTYPES",
+    "SPLIT_K",
+    "attention_predict",
+    "fit_attention",
+    "fit_gemm",
+    "gemm_predict",
+    "tile_pairs",
+]
+
+GEMM_DTYPES = ("bf16", "fp8")
+SPLIT_K = (1, 2, 3, 4, 6, 8, 12, 16)
+"""Split-K factors offered to the model (the kernel names say whether cuBLAS split, not by how much)."""
+K_BYTES = 128
+"""Bytes of one operand row per k step: the tile k of the names (64 bf16, 128 fp8 elements)."""
+ATTENTION_BLOCK = (128, 128)
+"""Query and key block rows of the blocked attention model (FlashAttention-2/3 on Hopper use 128 x 128 for
+head size 128; assumption for the others)."""
+
+_NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_")
+
+
+def tile_pairs(kernels: pd.Series) -> list[tuple[int, int]]:
+    """The ``(rows, columns)`` tiles in the recorded cuBLAS kernel names, sorted."""
+    pairs: set[tuple[int, int]] = set()
+    for text in kernels.dropna().astype(str):
+        hit = _NVJET.search(text)
+        if hit:
+            pairs.add((int(hit.group(2)), int(hit.group(1))))
+    return sorted(pairs)
+
+
+def _with(device: DeviceSpec, memory: MemoryOpsSpec | None, **models: Any) -> DeviceSpec:
+    compute = ComputeModels(memory_ops=memory, **models)
+    return device.model_copy(update={"compute": compute})
+
+
+def _efficiencies(device: DeviceSpec, values: dict[str, float], source: str) -> DeviceSpec:
+    eff = dict(device.dtype_efficiency)
+    eff.update({d: Fraction(value=v, source=source) for d, v in values.items()})
+    return device.model_copy(update={"dtype_efficiency": eff})
+
+
+def gemm_predict(device: DeviceSpec, rows: pd.DataFrame) -> np.ndarray:
+    """Seconds the GEMM model predicts for each row (vectorised per dtype)."""
+    out = np.full(len(rows), np.nan)
+    for dtype in GEMM_DTYPES:
+        sel = (rows["dtype"] == dtype).to_numpy()
+        if sel.any():
+            m, n, k = (rows.loc[sel, c].astype(np.int64).to_numpy() for c in ("m", "n", "k"))
+            out[sel] = gemm_times(device, m, n, k, dtype)
+    return out
+
+
+def _least_squares(residual: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    from scipy.optimize import least_squares
+
+    res = least_squares(residual, x0, bounds=(np.full_like(x0, -40.0), hi), loss="soft_l1", f_scale=0.05)
+    return np.asarray(res.x, dtype=np.float64)
+
+
+def fit_gemm(
+    device: DeviceSpec, memory: MemoryOpsSpec | None, rows: pd.DataFrame, source: str
+) -> tuple[GemmModelSpec, dict[str, float]]:
+    """The GEMM model and the per-dtype efficiencies that best predict ``rows`` (the fit half)."""
+    pairs = tile_pairs(rows["kernels"]) if "kernels" in rows else []
+    tiles = GemmTiles(
+        pairs=tuple(pairs) or ((128, 256),),
+        k_bytes=K_BYTES,
+        split_k=SPLIT_K,
+        source=f"{source}: the tiles cuBLAS chose ({len(pairs)}, from its kernel names); split-K factors offered",
+    )
+    measured = rows["time_s"].astype(float).to_numpy()
+    dtypes = [d for d in GEMM_DTYPES if (rows["dtype"] == d).any()]
+
+    def build(x: np.ndarray) -> DeviceSpec:
+        eff = {d: float(np.exp(x[i])) for i, d in enumerate(dtypes)}
+        b, store, unit, fixed, reduce = np.exp(x[len(dtypes) :])
+        model = GemmModelSpec(
+            tiles=tiles,
+            operand_bandwidth=Bandwidth(value=b, source=source),
+            epilogue_bandwidth=Bandwidth(value=store, source=source),
+            unit_overhead=Duration(value=unit, source=source),
+            kernel_fixed=Duration(value=fixed, source=source),
+            split_k_reduce=Duration(value=reduce, source=source),
+        )
+        return _efficiencies(_with(device, memory, gemm=model), eff, source)
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return np.asarray(np.log(gemm_predict(build(x), rows) / measured), dtype=np.float64)
+
+    x0 = np.log([0.75] * len(dtypes) + [8e12, 4e12, 1e-6, 2e-6, 2e-6])
+    hi = np.array([0.0] * len(dtypes) + [40.0] * 5)
+    x = _least_squares(residual, x0, hi)
+    fitted = build(x)
+    assert fitted.compute is not None and fitted.compute.gemm is not None
+    return fitted.compute.gemm, {d: float(np.exp(x[i])) for i, d in enumerate(dtypes)}
+
+
+def _attention_key(row: Any) -> tuple[int, bool, bool]:
+    return int(row["head_dim"]), bool(row["causal"]), str(row["mode"]) == "bwd"
+
+
+def attention_predict(device: DeviceSpec, rows: pd.DataFrame) -> np.ndarray:
+    """Seconds the attention model predicts for each row."""
+    out = []
+    for r in rows.to_dict("records"):
+        cost = attention(
+            device,
+            int(r["batch"]),
+            int(r["heads"]),
+            int(r["seq_q"]),
+            int(r["seq_kv"]),
+            int(r["head_dim"]),
+            str(r.get("dtype", "bf16")),
+            kv_heads=int(r["kv_heads"]),
+            causal=bool(r["causal"]),
+            backward=str(r["mode"]) == "bwd",
+        )
+        out.append(cost.time_s)
+    return np.asarray(out, dtype=np.float64)
+
+
+def fit_attention(
+    device: DeviceSpec, memory: MemoryOpsSpec | None, rows: pd.DataFrame, source: str, **models: Any
+) -> AttentionModelSpec:
+    """The attention model that best predicts ``rows`` (the fit half, SDPA's default backend)."""
+    prefill = rows[rows["seq_q"].astype(int) > 1]
+    keys = sorted({_attention_key(r) for r in prefill.to_dict("records")})
+    measured = rows["time_s"].astype(float).to_numpy()
+
+    def build(x: np.ndarray) -> DeviceSpec:
+        points = {attention_key(d, c, b): float(np.exp(x[i])) for i, (d, c, b) in enumerate(keys)}
+        model = AttentionModelSpec(
+            block_q=ATTENTION_BLOCK[0],
+            block_kv=ATTENTION_BLOCK[1],
+            kernel_fixed=Duration(value=float(np.exp(x[-1])), source=source),
+            efficiency=points,
+            source=f"{source}: SDPA's default backend (cuDNN on the H200), {len(keys)} head sizes x masks x directions",
+        )
+        return _with(device, memory, attention=model, **models)
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return np.asarray(np.log(attention_predict(build(x), rows) / measured), dtype=np.float64)
+
+    x0 = np.log([0.6] * len(keys) + [5e-6])
+    hi = np.array([0.0] * len(keys) + [40.0])
+    fitted = build(_least_squares(residual, x0, hi))
+    assert fitted.compute is not None and fitted.compute.attention is not None
+    return fitted.compute.attention

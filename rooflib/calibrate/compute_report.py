@@ -1,0 +1,257 @@
+"""Held-out errors of the fitted compute models, the device-file block, and the report that shows them.
+
+    python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute \\
+        docs/validation/h200/runs/x1-compute-holdout --device h200-sxm \\
+        --out docs/validation/h200/report-x1-compute [--write-device hardware/devices/h200-sxm.yaml]
+
+Fits the models on the fit half (:func:`rooflib.calibrate.compute.fit_split`), predicts every row, and writes
+``REPORT.md`` (median, p90 and max absolute error of time per op family, fitted and held out, with the catalog's
+model before this fit beside it), ``errors.csv`` and ``predictions.csv``. ``--write-device`` replaces the
+``compute:`` block, the GEMM efficiencies and the host costs of a device file with the fitted ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from rooflib.calibrate.compute import ComputeFit, fit_compute, load_runs
+from rooflib.calibrate.compute_kernels import attention_predict, gemm_predict
+from rooflib.compute import elementwise_op, normalization, reduction
+from rooflib.specs.devices import DeviceSpec
+
+__all__ = ["device_block", "error_table", "main", "predict_rows", "subsets"]
+
+COMMAND = (
+    "python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute "
+    "docs/validation/h200/runs/x1-compute-holdout --device h200-sxm --out docs/validation/h200/report-x1-compute"
+)
+
+
+def _memory_time(device: DeviceSpec, r: dict[str, Any]) -> float:
+    op, dt, hot = str(r["op"]), str(r["dtype"]), r["mode"] == "hot"
+    if op in ("rmsnorm", "layernorm", "softmax"):
+        return normalization(device, int(r["rows"]), int(r["cols"]), dt, op, l2_resident=hot).time_s  # type: ignore[arg-type]
+    if op == "sum":
+        return reduction(device, int(r["rows"]), int(r["cols"]), dt, l2_resident=hot).time_s
+    return elementwise_op(device, op, int(r["elements"]), dt, l2_resident=hot).time_s  # type: ignore[arg-type]
+
+
+def predict_rows(device: DeviceSpec, rows: pd.DataFrame) -> pd.Series:
+    """Seconds the compute models of ``device`` predict for each compute row."""
+    out = pd.Series(np.nan, index=rows.index, dtype=float)
+    gemm = rows["op"] == "gemm"
+    att = rows["op"] == "attention"
+    if gemm.any():
+        out[gemm] = gemm_predict(device, rows[gemm])
+    if att.any():
+        out[att] = attention_predict(device, rows[att])
+    rest = rows[~gemm & ~att]
+    for idx, rec in zip(rest.index, rest.to_dict("records"), strict=True):
+        out[idx] = _memory_time(device, {str(k): v for k, v in rec.items()})
+    return out
+
+
+def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """(label, mask) of the families and sub-families the report tabulates."""
+    op, mode = rows["op"], rows["mode"]
+    main = rows["grid"] == "main"
+    flat = op.isin(("copy", "add", "mul", "gelu", "silu"))
+    rowwise = op.isin(("rmsnorm", "layernorm", "softmax", "sum"))
+    gemm = op == "gemm"
+    m = rows["m"].fillna(0)
+    att = op == "attention"
+    out = [
+        ("memory ops (all)", flat | rowwise),
+        ("  elementwise, cold", flat & (mode == "cold")),
+        ("  row-wise, cold, 8192 columns", rowwise & (mode == "cold") & (rows["cols"] == 8192)),
+        ("  row-wise, cold, other row lengths", rowwise & (mode == "cold") & (rows["cols"] != 8192)),
+        ("  L2-resident (hot)", (flat | rowwise) & (mode == "hot")),
+        ("  fp32", (flat | rowwise) & (rows["dtype"] == "fp32")),
+        ("  second grid (random sizes)", (flat | rowwise) & ~main & (rows["cols"].fillna(8192) == 8192)),
+        ("GEMM (all)", gemm),
+        ("  bf16", gemm & (rows["dtype"] == "bf16")),
+        ("  fp8", gemm & (rows["dtype"] == "fp8")),
+        ("  m = 128 j + 1", gemm & (m % 128 == 1) & (m > 1)),
+        ("  decode (m <= 32)", gemm & (m <= 32)),
+        ("  split-K (m, n <= 2048, k >= 16384)", gemm & (m <= 2048) & (rows["n"] <= 2048) & (rows["k"] >= 16384)),
+        ("  second grid (random shapes, repeats)", gemm & ~main),
+        ("attention (all)", att),
+        ("  forward prefill", att & (mode == "fwd") & (rows["seq_q"] > 1)),
+        ("  backward", att & (mode == "bwd")),
+        ("  decode (one query row)", att & (rows["seq_q"] == 1)),
+        ("  second grid (random shapes)", att & ~main),
+    ]
+    return [(label, mask.fillna(False).astype(bool)) for label, mask in out]
+
+
+def _stats(err: pd.Series) -> dict[str, float]:
+    e = err.dropna()
+    if e.empty:
+        return {"n": 0, "median": np.nan, "p90": np.nan, "max": np.nan}
+    return {"n": len(e), "median": float(e.median()), "p90": float(e.quantile(0.9)), "max": float(e.max())}
+
+
+def error_table(rows: pd.DataFrame, fit: pd.Series, pred: pd.Series, before: pd.Series) -> pd.DataFrame:
+    """Absolute % error of time per subset: held out and fitted (this model), and the catalog's model before."""
+    err = (pred / rows["time_s"] - 1.0).abs() * 100.0
+    old = (before / rows["time_s"] - 1.0).abs() * 100.0
+    recs = []
+    for label, mask in subsets(rows):
+        held, fitted = _stats(err[mask & ~fit]), _stats(err[mask & fit])
+        prev = _stats(old[mask & ~fit])
+        recs.append(
+            {
+                "subset": label,
+                **{f"held_{k}": v for k, v in held.items()},
+                **{f"fit_{k}": v for k, v in fitted.items()},
+                **{f"before_{k}": v for k, v in prev.items()},
+            }
+        )
+    return pd.DataFrame.from_records(recs)
+
+
+def _fmt(v: float) -> str:
+    return "-" if not np.isfinite(v) else f"{v:.1f} %"
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    head = "| family | held out: n | median | p90 | max | fitted: n | median | max | before (held out): median | max |"
+    lines = [head, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in table.to_dict("records"):
+        name = str(r["subset"]).replace("  ", "&nbsp;&nbsp;")
+        lines.append(
+            f"| {name} | {int(r['held_n'])} | {_fmt(r['held_median'])} | {_fmt(r['held_p90'])} | {_fmt(r['held_max'])} "
+            f"| {int(r['fit_n'])} | {_fmt(r['fit_median'])} | {_fmt(r['fit_max'])} "
+            f"| {_fmt(r['before_median'])} | {_fmt(r['before_max'])} |"
+        )
+    return "\n".join(lines)
+
+
+def device_block(result: ComputeFit) -> dict[str, Any]:
+    """The device-file pieces the fit gives: ``compute``, ``dtype_efficiency`` (the GEMM model's), ``host``."""
+    out: dict[str, Any] = {"compute": _clean(result.compute)}
+    src = result.compute["gemm"]["operand_bandwidth"]["source"] if "gemm" in result.compute else None
+    if result.efficiency and src:
+        out["dtype_efficiency"] = {d: {"value": round(v, 4), "source": src} for d, v in result.efficiency.items()}
+    if result.host:
+        out["host"] = result.host
+    return out
+
+
+def _clean(obj: Any) -> Any:
+    """Drop ``note: None`` entries and round floats to 4 significant digits (what the device file holds)."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items() if not (k == "note" and v is None)}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float):
+        return float(f"{obj:.4g}")
+    return obj
+
+
+def _flow(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False).strip()
+
+
+def _replace_line(text: str, pattern: str, line: str) -> str:
+    hit = re.search(pattern, text, flags=re.MULTILINE)
+    return text if hit is None else text[: hit.start()] + line + text[hit.end() :]
+
+
+def write_device(path: Path, block: dict[str, Any]) -> None:
+    """Replace (or add) the fitted entries of a device file: one flow-style line per entry, ``compute`` last."""
+    text = path.read_text()
+    body = text.split("\ncompute:\n")[0].rstrip("\n") + "\n"
+    if "dtype_efficiency" in block:
+        entry = f"dtype_efficiency: {_flow(block['dtype_efficiency'])}"
+        pattern = re.compile(r"^dtype_efficiency:.*$", re.MULTILINE)
+        if pattern.search(body):
+            body = pattern.sub(lambda _m: entry, body)
+        else:  # after tensor_efficiency, where the catalog's other devices keep it
+            line = re.search(r"^tensor_efficiency:.*$", body, flags=re.M)
+            if line is not None:
+                body = body[: line.end()] + "\n" + entry + body[line.end() :]
+    for key, fig in block.get("host", {}).items():
+        body = _replace_line(body, rf"^  {key}: .*$", f"  {key}: {_flow(fig)}")
+    compute = block["compute"]
+    out = [body.rstrip("\n"), "compute:"]
+    mem = compute["memory_ops"]
+    out.append("  memory_ops:")
+    out.append("    hbm:")
+    out += [f"      {key}: {_flow(curve)}" for key, curve in mem["hbm"].items()]
+    out.append("    l2_resident:")
+    out += [f"      {op}: {_flow(curve)}" for op, curve in mem["l2_resident"].items()]
+    for key in ("gemm", "attention"):
+        if key in compute:
+            out.append(f"  {key}: {_flow(compute[key])}")
+    path.write_text("\n".join(out) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", help="results folders (rooflib bench compute, compute-holdout, host)")
+    p.add_argument("--device", required=True, help="catalog device the runs measured, e.g. h200-sxm")
+    p.add_argument("--out", required=True, type=Path, help="report folder")
+    p.add_argument("--write-device", type=Path, default=None, help="device YAML to update with the fit")
+    args = p.parse_args(argv)
+    from rooflib.specs import default_catalog
+
+    device = default_catalog().device(args.device)
+    frame = load_runs(args.runs)
+    meta = frame[frame["family"] == "compute"]
+    when = str(meta["gpu"].dropna().iloc[0]) if "gpu" in meta and meta["gpu"].notna().any() else "GPU"
+    names = [Path(r).name for r in args.runs]
+    source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(names)}; fit half)"
+    host_source = f"measured: rooflib bench host, one {when} (runs/{names[0]})"
+    result = fit_compute(frame, device, source, host_source)
+    if result is None:
+        raise SystemExit("no compute rows in the runs given")
+    before = device.model_copy(update={"compute": None, "dtype_efficiency": {}})  # the catalog before these tables
+    pred = predict_rows(result.device, result.rows)
+    old = predict_rows(before, result.rows)
+    table = error_table(result.rows, result.fit, pred, old)
+    args.out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out / "errors.csv", index=False)
+    keep = [
+        c
+        for c in (
+            "run",
+            "grid",
+            "op",
+            "mode",
+            "dtype",
+            "m",
+            "n",
+            "k",
+            "tensor_bytes",
+            "cols",
+            "batch",
+            "heads",
+            "kv_heads",
+            "seq_q",
+            "seq_kv",
+            "head_dim",
+            "causal",
+            "time_s",
+        )
+        if c in result.rows
+    ]
+    preds = result.rows[keep].assign(fitted=result.fit, predicted_s=pred, before_s=old)
+    preds.to_csv(args.out / "predictions.csv", index=False)
+    from rooflib.calibrate.compute_text import report_text
+
+    (args.out / "REPORT.md").write_text(report_text(result, table, _markdown(table), COMMAND, pred, frame))
+    if args.write_device is not None:
+        write_device(args.write_device, device_block(result))
+    print(_markdown(table))
+
+
+if __name__ == "__main__":
+    main()

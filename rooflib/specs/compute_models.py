@@ -1,0 +1,185 @@
+"""Measured compute-model data of a device (``DeviceSpec.compute``): efficiencies as tables, not constants.
+
+- ``memory_ops``: per op kind, the achieved share of ``hbm_bandwidth`` against bytes moved (every input and output
+  once), operands from HBM; row-wise ops (norms, softmax, row sums) one curve per row length measured
+  (``op@cols``);
+  ``l2_resident``: the time with operands already in L2 over the time from HBM, by bytes moved;
+- ``gemm``: the candidate tiles of a tuned GEMM library (the model picks the fastest per shape, as cuBLAS's
+  heuristics do), the split-K factors it may use, the operand rate its mainloops draw on, and fixed costs;
+- ``attention``: flash-attention query and key block sizes, the achieved share of the tensor peak per head size,
+  mask and direction, and a fixed cost per kernel.
+
+YAML (``hardware/devices/h200-sxm.yaml``)::
+
+    compute:
+      memory_ops:
+        hbm:
+          add: {points: [[768 KiB, 0.08], [3 GiB, 0.91]], source: "measured: ..."}
+          softmax@1024: {points: [...], source: ...}
+          softmax@8192: {points: [...], source: ...}
+        l2_resident: {add: {points: [[768 KiB, 0.72], [48 MiB, 1.0]], source: ...}}
+      gemm: {tiles: {pairs: [[8, 64], [128, 256], ...], k_bytes: 128, split_k: [1, 2, 4, 8]}, ...}
+      attention: {block_q: 128, block_kv: 128, kernel_fixed: {...}, efficiency: {fwd-causal-128: 0.6, ...}, ...}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, model_validator
+
+from rooflib.specs.figures import Bandwidth, Duration, SizeCurve, SpecModel, WholeNumber, name_of
+
+__all__ = [
+    "MEMORY_OP_KINDS",
+    "AttentionModelSpec",
+    "ComputeModels",
+    "GemmModelSpec",
+    "GemmTiles",
+    "MemoryOpsSpec",
+    "attention_key",
+    "curve_key",
+]
+
+MEMORY_OP_KINDS = (
+    "copy",
+    "add",
+    "mul",
+    "gelu",
+    "silu",
+    "swiglu",
+    "rmsnorm",
+    "layernorm",
+    "softmax",
+    "sum",
+    "gemm",
+    "attention",
+)
+"""Op kinds a memory curve may be given for (``gemm``: the weight-streaming side of GEMMs; ``attention``: decode)."""
+
+
+def _curve_key(key: str) -> str:
+    op, _, cols = key.partition("@")
+    if op not in MEMORY_OP_KINDS:
+        raise ValueError(f"unknown memory op kind {op!r} in {key!r}; valid: {', '.join(MEMORY_OP_KINDS)}")
+    if cols and (not cols.isdigit() or int(cols) < 1):
+        raise ValueError(f"{key!r}: after '@' give the row length, a whole number >= 1")
+    return key
+
+
+CurveKey = Annotated[str, AfterValidator(_curve_key)]
+"""``op`` (a flat op) or ``op@cols`` (a row-wise op measured over rows of ``cols`` elements)."""
+OpKindName = Annotated[str, name_of("memory op kind", MEMORY_OP_KINDS)]
+
+
+def curve_key(op: str, cols: int | None = None) -> str:
+    """The key of an op's curve: ``op``, or ``op@cols`` for a row-wise op."""
+    return op if cols is None else f"{op}@{int(cols)}"
+
+
+class MemoryOpsSpec(SpecModel):
+    hbm: dict[CurveKey, SizeCurve] = Field(
+        description="achieved share of hbm_bandwidth by bytes moved, operands from HBM (keys: op or op@cols)"
+    )
+    l2_resident: dict[OpKindName, SizeCurve] = Field(
+        default_factory=dict, description="time with operands resident in L2 over the time from HBM, by bytes moved"
+    )
+
+    @model_validator(mode="after")
+    def _one_kind_of_key(self) -> MemoryOpsSpec:
+        flat = {k for k in self.hbm if "@" not in k}
+        rowwise = {k.partition("@")[0] for k in self.hbm if "@" in k}
+        both = flat & rowwise
+        if both:
+            raise ValueError(f"hbm: {', '.join(sorted(both))} given both with and without a row length")
+        return self
+
+    def curves(self, op: str) -> dict[int | None, SizeCurve]:
+        """The curves of ``op`` by row length (``{None: curve}`` for a flat op; empty when none)."""
+        out: dict[int | None, SizeCurve] = {}
+        for key, curve in self.hbm.items():
+            name, _, cols = key.partition("@")
+            if name == op:
+                out[int(cols) if cols else None] = curve
+        return out
+
+
+class GemmTiles(SpecModel):
+    """Candidate output tiles ``(rows along m, columns along n)``, the bytes of A or B per row of a k step
+    (``k_bytes``: 64 bf16 or 128 fp8 elements for 128), and the split-K factors the library may use."""
+
+    pairs: tuple[tuple[WholeNumber, WholeNumber], ...] = Field(min_length=1)
+    k_bytes: WholeNumber = Field(gt=0)
+    split_k: tuple[WholeNumber, ...] = Field((1,), min_length=1)
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _sane(self) -> GemmTiles:
+        if any(v < 1 for pair in self.pairs for v in pair) or any(s < 1 for s in self.split_k):
+            raise ValueError("tile sizes and split-K factors must be >= 1")
+        if 1 not in self.split_k:
+            raise ValueError("split_k must include 1 (no split)")
+        if len(set(self.pairs)) != len(self.pairs):
+            raise ValueError("a tile is listed twice")
+        return self
+
+
+class GemmModelSpec(SpecModel):
+    """How a tuned GEMM runs: per work unit (a tile, or a K-slice of one) ``unit_overhead`` plus its output tile
+    at the SM's share of ``epilogue_bandwidth`` plus, per k step, the larger of its FLOPs at the SM's share of
+    ``tensor_peak x efficiency`` and its operand bytes at the SM's share of ``operand_bandwidth``; waves of units
+    over the SMs; ``kernel_fixed`` per kernel and ``split_k_reduce`` per split-K reduction
+    (:mod:`rooflib.compute.gemm_plan`)."""
+
+    tiles: GemmTiles
+    operand_bandwidth: Bandwidth = Field(description="rate at which all SMs together load A and B tiles")
+    epilogue_bandwidth: Bandwidth = Field(description="rate at which all SMs together write output tiles")
+    unit_overhead: Duration = Field(description="fixed prologue and epilogue time of one work unit")
+    kernel_fixed: Duration = Field(description="device time of a kernel beyond its waves")
+    split_k_reduce: Duration = Field(description="extra fixed time of a split-K reduction")
+
+
+def _attention_key(key: str) -> str:
+    parts = key.split("-")
+    ok = len(parts) == 3 and parts[0] in ("fwd", "bwd") and parts[1] in ("full", "causal") and parts[2].isdigit()
+    if not ok or int(parts[2]) < 1:
+        raise ValueError(f"attention efficiency key {key!r}: write DIRECTION-MASK-HEAD_DIM, e.g. fwd-causal-128")
+    return key
+
+
+AttentionKey = Annotated[str, AfterValidator(_attention_key)]
+
+
+def attention_key(head_dim: int, causal: bool, backward: bool) -> str:
+    """``fwd-causal-128`` and the like: the key of an attention efficiency."""
+    return f"{'bwd' if backward else 'fwd'}-{'causal' if causal else 'full'}-{int(head_dim)}"
+
+
+class AttentionModelSpec(SpecModel):
+    """Flash attention as blocks: each (batch, head, query block) is a work unit that runs the key blocks it sees
+    (all of them, or those up to its diagonal when causal) at ``efficiency x`` the tensor peak share of an SM; a
+    query shorter than ``block_q`` runs in a block of its length rounded up to ``min_block_q`` (decode, which has
+    no ``kernel_fixed``: its measured memory curve holds its fixed costs). The backward pass adds its
+    memory-bound pre- and post-processing kernels: its bytes at the ``copy`` rate (:mod:`rooflib.compute.attention`)."""
+
+    block_q: WholeNumber = Field(gt=0)
+    block_kv: WholeNumber = Field(gt=0)
+    min_block_q: WholeNumber = Field(16, gt=0)
+    kernel_fixed: Duration = Field(description="fixed time of a prefill pass, forward or backward")
+    efficiency: dict[AttentionKey, float] = Field(
+        min_length=1, description="achieved share of the tensor peak on executed blocks, by DIRECTION-MASK-HEAD_DIM"
+    )
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _fractions(self) -> AttentionModelSpec:
+        bad = {k: v for k, v in self.efficiency.items() if not 0 < v <= 1}
+        if bad:
+            raise ValueError(f"efficiencies must be in (0, 1]: {bad}")
+        return self
+
+
+class ComputeModels(SpecModel):
+    memory_ops: MemoryOpsSpec | None = None
+    gemm: GemmModelSpec | None = None
+    attention: AttentionModelSpec | None = None

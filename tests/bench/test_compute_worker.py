@@ -1,0 +1,160 @@
+"""The compute family's worker, grids and timing helpers on the CPU (no GPU): the same code paths the H200 ran."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rooflib.bench.compute_grids import (
+    MEMORY_OPS,
+    AttentionShape,
+    attention_shapes,
+    gemm_shapes,
+    holdout_attention_shapes,
+    holdout_gemm_shapes,
+    holdout_memory_points,
+    memory_points,
+)
+from rooflib.bench.plan import FAMILIES, SINGLE_GPU_FAMILIES, plan_jobs
+from rooflib.bench.records import read_jsonl
+from rooflib.bench.torch_common import groups_for, stats, sweep_counts
+
+torch = pytest.importorskip("torch")
+RUNS = Path(__file__).parents[2] / "docs" / "validation" / "h200" / "runs"
+
+
+def test_help_needs_no_torch_or_pydantic() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['pydantic'] = None; "
+        "from rooflib.bench import compute_worker, host_worker, programs_worker, programs; "
+        "compute_worker.parser(); host_worker.parser(); programs_worker.parser()"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+
+
+def test_grids_are_what_the_committed_runs_measured() -> None:
+    """The grids are deterministic (fixed seeds): the committed records are exactly these points."""
+    main = read_jsonl(RUNS / "x1-compute" / "raw" / "compute.jsonl").records
+    shapes = [(r["m"], r["n"], r["k"]) for r in main if r.get("op") == "gemm" and r["dtype"] == "bf16"]
+    assert shapes == gemm_shapes()
+    memory = [
+        (r["op"], r["mode"], r["tensor_bytes"], r.get("cols") or 8192, r["dtype"])
+        for r in main
+        if r.get("record") == "point" and r["op"] in MEMORY_OPS
+    ]
+    assert memory == memory_points()
+    att = [r for r in main if r.get("op") == "attention"]
+    assert [(r["seq_q"], r["head_dim"], r["causal"], r["backend"]) for r in att] == [
+        (s.seq_q, s.head_dim, s.causal, s.backend) for s in attention_shapes()
+    ]
+    second = read_jsonl(RUNS / "x1-compute-holdout" / "raw" / "compute-holdout.jsonl").records
+    shapes = [(r["m"], r["n"], r["k"]) for r in second if r.get("op") == "gemm" and r["dtype"] == "bf16"]
+    assert shapes == holdout_gemm_shapes()
+    assert sum(1 for r in second if r.get("op") in MEMORY_OPS) == len(holdout_memory_points())
+    assert sum(1 for r in second if r.get("op") == "attention") == len(holdout_attention_shapes())
+
+
+def test_every_committed_point_verified_and_sampled_clocks() -> None:
+    for run, name in (("x1-compute", "compute"), ("x1-compute-holdout", "compute-holdout")):
+        recs = read_jsonl(RUNS / run / "raw" / f"{name}.jsonl").records
+        points = [r for r in recs if r.get("record") == "point"]
+        assert points and all(r["verified"] for r in points)
+        assert not [r for r in recs if r.get("record") == "skipped"]
+        assert all(r["time_p10_s"] <= r["time_s"] <= r["time_p90_s"] for r in points)
+        ends = [r for r in recs if r.get("record") == "meta" and r.get("phase") == "end"]
+        assert len(ends) == 3 and all(e["clocks"]["samples"] > 0 for e in ends)
+
+
+def test_groups_defeat_the_l2() -> None:
+    l2 = 60 << 20
+    for nbytes in (1 << 18, 1 << 20, 7 << 20, 64 << 20, 179 << 20):
+        assert groups_for(nbytes, l2) * nbytes > 3 * l2
+    assert groups_for(3 * l2, l2) == 1 and groups_for(0, l2) == 1
+    assert groups_for(16, l2, cap=1024) == 1024
+
+
+def test_stats_and_counts() -> None:
+    s = stats([3.0, 1.0, 2.0, 4.0, 5.0])
+    assert s["time_s"] == 3.0 and s["time_p10_s"] == 1.0 and s["time_p90_s"] == 5.0 and s["time_n"] == 5
+    assert stats([], "graph") == {"graph_s": None, "graph_n": 0}
+    assert sweep_counts(0.0) == 200 and sweep_counts(1e-3, target_s=0.01) == 10
+
+
+def test_plan_registers_the_families_outside_all() -> None:
+    assert not set(SINGLE_GPU_FAMILIES) & set(FAMILIES)  # `rooflib bench all` is unchanged
+    jobs = plan_jobs(SINGLE_GPU_FAMILIES, 1)
+    keys = [j.key for j in jobs]
+    assert keys == [
+        "compute/gemm",
+        "compute/memory",
+        "compute/attention",
+        "compute-holdout/gemm",
+        "compute-holdout/memory",
+        "compute-holdout/attention",
+        "host/local",
+        "programs/all",
+    ]
+    assert all(j.timeout_s for j in jobs)
+    assert "--grid" in jobs[3].args and "--grid" not in jobs[0].args
+    two = plan_jobs(["host"], 2)
+    assert [j.key for j in two] == ["host/local", "host/nccl"] and two[1].kind == "torchrun"
+    assert "--quick" in plan_jobs(["compute"], 1, quick=True)[0].args
+
+
+@pytest.mark.parametrize("op", MEMORY_OPS)
+def test_memory_cases_are_right_on_the_cpu(op: str) -> None:
+    from rooflib.bench.compute_ops import memory_case
+    from rooflib.bench.compute_worker import time_case
+
+    dev = torch.device("cpu")
+    case = memory_case(torch, dev, op, 1 << 15, 256, "fp32")
+    rec = time_case(torch, dev, case, 2, quick=True)
+    assert rec["verified"] and rec["timing"] == "eager" and rec["time_s"] > 0
+    inputs = 2 if op in ("add", "mul") else 1
+    rows = (1 << 13) // 256
+    out = rows * 4 if op == "sum" else 1 << 15
+    params = {"rmsnorm": 1, "layernorm": 2}.get(op, 0) * 256 * 4
+    assert case.bytes_moved == inputs * (1 << 15) + out + params
+
+
+def test_gemm_and_attention_cases_on_the_cpu() -> None:
+    from rooflib.bench.compute_ops import attention_case, gemm_case
+    from rooflib.bench.compute_worker import time_case
+
+    dev = torch.device("cpu")
+    g = gemm_case(torch, dev, 33, 48, 64, "bf16")
+    assert g.flops == 2 * 33 * 48 * 64 and g.bytes_moved == 2 * (33 * 64 + 64 * 48) + 2 * 33 * 48
+    assert time_case(torch, dev, g, 3)["verified"]
+    for shape in (
+        AttentionShape(2, 4, 2, 64, 64, 32, causal=True),  # GQA, causal
+        AttentionShape(2, 4, 4, 1, 96, 32, causal=False),  # decode
+        AttentionShape(1, 4, 4, 64, 64, 32, causal=True, backward=True),
+    ):
+        rec = time_case(torch, dev, attention_case(torch, dev, shape), 1)
+        assert rec["verified"], shape
+
+
+def test_a_wrong_output_is_not_verified() -> None:
+    from rooflib.bench.compute_ops import memory_case
+    from rooflib.bench.compute_worker import time_case
+
+    dev = torch.device("cpu")
+    case = memory_case(torch, dev, "gelu", 1 << 14, 256, "fp32")
+    case.call = lambda g: g[0] * 0.5  # not a GELU
+    assert not time_case(torch, dev, case, 1)["verified"]
+
+
+def test_worker_writes_records_on_the_cpu(tmp_path: Path) -> None:
+    from rooflib.bench.compute_worker import main
+
+    out = tmp_path / "c.jsonl"
+    main(["--part", "memory", "--device", "cpu", "--quick", "--limit", "2", "--no-kernels", "--out", str(out)])
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["record"] for r in recs] == ["meta", "point", "point", "meta"]
+    assert recs[1]["op"] == "copy" and recs[1]["grid"] == "main" and recs[1]["verified"]
+    assert recs[-1]["phase"] == "end" and recs[-1]["points"] == 2

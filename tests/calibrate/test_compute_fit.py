@@ -1,0 +1,114 @@
+"""The compute fit on the committed H200 runs: the device file holds exactly what the fit gives, the held-out
+errors stay where the report says, and ``rooflib calibrate`` writes the same tables into a profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from rooflib.calibrate.compute import compute_rows, fit_compute, fit_split, load_runs
+from rooflib.calibrate.compute_report import device_block, error_table, predict_rows
+from rooflib.specs import default_catalog
+from rooflib.specs.compute_models import AttentionModelSpec, GemmTiles, MemoryOpsSpec
+
+ROOT = Path(__file__).parents[2]
+RUNS = [ROOT / "docs/validation/h200/runs/x1-compute", ROOT / "docs/validation/h200/runs/x1-compute-holdout"]
+DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
+SOURCE = "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout; fit half)"
+HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
+
+
+@pytest.fixture(scope="module")
+def fitted() -> Any:
+    device = default_catalog().device("h200-sxm")
+    result = fit_compute(load_runs([str(p) for p in RUNS]), device, SOURCE, HOST_SOURCE)
+    assert result is not None
+    return result
+
+
+def _close(a: Any, b: Any, path: str = "") -> None:
+    """Equal structures; numbers within 2 % (the fit's optimiser may move in the last digits elsewhere)."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float | int) and not isinstance(a, bool):
+        assert float(a) == pytest.approx(float(b), rel=0.02, abs=1e-12), path
+    else:
+        assert a == b, path
+
+
+def test_device_file_holds_the_fit(fitted: Any) -> None:
+    """No hand-typed result: every number in the H200's compute tables comes from the committed runs."""
+    block = device_block(fitted)
+    data = yaml.safe_load(DEVICE_FILE.read_text())
+    _close(data["compute"], block["compute"], "compute")
+    _close(data["dtype_efficiency"], block["dtype_efficiency"], "dtype_efficiency")
+    for key, fig in block["host"].items():
+        assert data["host"][key]["source"] == fig["source"]
+        assert float(data["host"][key]["value"].split()[0]) == pytest.approx(float(fig["value"].split()[0]), rel=0.02)
+
+
+def test_split_is_deterministic_and_half(fitted: Any) -> None:
+    rows = compute_rows(load_runs([str(p) for p in RUNS]))
+    again = fit_split(rows)
+    assert (again == fitted.fit).all()
+    main = rows["grid"] == "main"
+    assert 0.4 < again[main].mean() < 0.6
+    second = rows[~main]
+    assert not again[~main & ~second["op"].isin(["rmsnorm", "layernorm", "softmax", "sum"])].any()
+
+
+def test_held_out_errors(fitted: Any) -> None:
+    device = default_catalog().device("h200-sxm")
+    pred = predict_rows(fitted.device, fitted.rows)
+    before = predict_rows(device.model_copy(update={"compute": None, "dtype_efficiency": {}}), fitted.rows)
+    table = error_table(fitted.rows, fitted.fit, pred, before).set_index("subset")
+    assert table.loc["memory ops (all)", "held_median"] < 2.0
+    assert table.loc["GEMM (all)", "held_median"] < 8.0
+    assert table.loc["attention (all)", "held_median"] < 8.0
+    assert table.loc["  m = 128 j + 1", "held_max"] < 30.0
+    for family in ("memory ops (all)", "GEMM (all)", "attention (all)"):  # better than the catalog before
+        assert table.loc[family, "held_median"] < table.loc[family, "before_median"] / 3
+    # the catalog device predicts the same as the fitted one (it holds the fit)
+    catalog = predict_rows(device, fitted.rows)
+    assert np.allclose(catalog, pred, rtol=0.05)
+
+
+def test_calibrate_writes_the_tables_into_a_profile(tmp_path: Path) -> None:
+    from rooflib.calibrate.profile import calibrate
+
+    out = tmp_path / "p.yaml"
+    profile = calibrate(RUNS[0], "hgx-h200", out, name="x1-compute")
+    over = profile["overrides"]
+    assert {"device.compute", "device.dtype_efficiency"} <= set(over)
+    assert {"kernel", "cublas", "graph_launch", "kernel_gap", "sync"} <= {
+        k.rsplit(".", 1)[1] for k in over if k.startswith("device.host.")
+    }
+    assert "gemm" in over["device.compute"] and "attention" in over["device.compute"]
+
+
+def test_spec_refuses_bad_tables() -> None:
+    curve = {"points": [[1024, 0.5]], "source": "measured: x"}
+    with pytest.raises(ValidationError, match="unknown memory op kind"):
+        MemoryOpsSpec.model_validate({"hbm": {"bogus": curve}})
+    with pytest.raises(ValidationError, match="row length"):
+        MemoryOpsSpec.model_validate({"hbm": {"softmax@x": curve}})
+    with pytest.raises(ValidationError, match="both with and without"):
+        MemoryOpsSpec.model_validate({"hbm": {"softmax": curve, "softmax@1024": curve}})
+    with pytest.raises(ValidationError, match="split_k must include 1"):
+        GemmTiles.model_validate({"pairs": [[128, 128]], "k_bytes": 128, "split_k": [2], "source": "x"})
+    att = {"block_q": 128, "block_kv": 128, "kernel_fixed": {"value": "1 us", "source": "x"}, "source": "x"}
+    with pytest.raises(ValidationError, match="DIRECTION-MASK-HEAD_DIM"):
+        AttentionModelSpec.model_validate({**att, "efficiency": {"forward-128": 0.5}})
+    with pytest.raises(ValidationError, match=r"\(0, 1\]"):
+        AttentionModelSpec.model_validate({**att, "efficiency": {"fwd-full-128": 1.5}})
