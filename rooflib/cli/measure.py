@@ -37,7 +37,8 @@ __all__ = ["bench", "calibrate_cmd", "import_nccl_tests", "validate_cmd"]
 def bench(
     families: tuple[str, ...], out: Path, quick: bool, nvcc: str, keep_going: bool, job_timeout: float | None
 ) -> None:
-    """Measure the local GPUs: FAMILIES from p2p, latency, ceilings, gemm, nccl, overlap, tp, or all (default).
+    """Measure the local GPUs: FAMILIES from p2p, latency, ceilings, gemm, nccl, overlap, tp, or all (default);
+    compute, host and programs (one GPU: compute accuracy, host costs, single-GPU programs) run by name.
 
     Results go to OUT/raw/*.jsonl as each job ends and OUT/results.csv after; a rerun skips finished jobs and
     redoes failed or interrupted ones, replacing their records (never duplicating them). Ctrl-C or SIGTERM ends
