@@ -45,6 +45,7 @@ from rooflib.bench.torch_common import (
     Clocks,
     Sink,
     chained_times,
+    finish,
     graph_times,
     groups_for,
     kernel_names,
@@ -247,12 +248,7 @@ def main(argv: list[str] | None = None) -> None:
                 torch.cuda.empty_cache()
     finally:
         end = {"record": "meta", "family": "compute", "part": args.part, "phase": "end", "points": done}
-        end["seconds"] = time.monotonic() - start
-        if clocks is not None:
-            clocks.close()
-            end["clocks"] = clocks.summary()
-        sink.write(end)
-        sink.close()
+        finish(sink, clocks, end, start)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from rooflib.bench.torch_common import Clocks, Sink, meta_record, stats
+from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record, stats
 from rooflib.conventions import MULTICAST_OFF
 
 __all__ = ["GRAPH_NODES", "main", "parser", "rounds"]
@@ -208,12 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _local(torch, dev, sink, args, clocks)
     finally:
-        end: dict[str, Any] = {"record": "meta", "family": "host", "part": "local", "phase": "end"}
-        if clocks is not None:
-            clocks.close()
-            end["clocks"] = clocks.summary()
-        sink.write(end)
-        sink.close()
+        finish(sink, clocks, {"record": "meta", "family": "host", "part": "local", "phase": "end"})
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from rooflib.bench.torch_common import (
     Clocks,
     Sink,
     chained_times,
+    finish,
     groups_for,
     kernel_names,
     l2_bytes,
@@ -177,13 +178,7 @@ def main(argv: list[str] | None = None) -> None:
                 if dev.type == "cuda":
                     torch.cuda.empty_cache()
     finally:
-        end: dict[str, Any] = {"record": "meta", "family": "programs", "phase": "end"}
-        end["seconds"] = time.monotonic() - start
-        if clocks is not None:
-            clocks.close()
-            end["clocks"] = clocks.summary()
-        sink.write(end)
-        sink.close()
+        finish(sink, clocks, {"record": "meta", "family": "programs", "phase": "end"}, start)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ __all__ = [
     "Clocks",
     "Sink",
     "chained_times",
+    "finish",
     "graph_times",
     "groups_for",
     "kernel_names",
@@ -123,6 +124,18 @@ class Clocks:
                 self._proc.kill()
         if self._thread is not None:
             self._thread.join(2)
+
+
+def finish(sink: Sink, clocks: Clocks | None, end: dict[str, Any], start: float | None = None) -> None:
+    """Write a worker's closing meta record (``end``, with its run time from ``start`` and the sampled clocks)
+    and close its output."""
+    if start is not None:
+        end["seconds"] = time.monotonic() - start
+    if clocks is not None:
+        clocks.close()
+        end["clocks"] = clocks.summary()
+    sink.write(end)
+    sink.close()
 
 
 def _number(text: str) -> float | None:
