@@ -183,7 +183,7 @@ class ImagePath(_PathParam):
 
 
 def as_launch(text: str) -> Launch:
-    return "graph" if text == "graph" else "stream"
+    return "graph" if text == "graph" else "isolated" if text == "isolated" else "stream"
 
 
 def as_reduction(text: str) -> Reduction:
@@ -198,10 +198,12 @@ def json_option(f: F) -> F:
 def launch_option(f: F) -> F:
     return click.option(
         "--launch",
-        type=click.Choice(["stream", "graph"]),
+        type=click.Choice(["stream", "isolated", "graph"]),
         default="stream",
         show_default=True,
-        help="Launch cost per call: plain stream launch or a replayed CUDA graph.",
+        help="How calls are timed: stream = back-to-back launches from the host, the steady state (nccl-tests, "
+        "PyTorch loops: host issue overlaps the device); isolated = one call from an idle host, events around it; "
+        "graph = inside a replayed CUDA graph.",
     )(f)
 
 

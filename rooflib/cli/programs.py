@@ -25,7 +25,8 @@ def print_program(d: dict[str, Any]) -> None:
         f"iteration); CUDA graph {format_time(d['graph_time_s'])}"
     )
     best = d["best"]
-    click.echo(f"best: {best['schedule']} with {best['mechanism']} ({format_time(best['time_s'])})")
+    graph = f", {format_time(best['graph_time_s'])} replayed as a CUDA graph" if "graph_time_s" in best else ""
+    click.echo(f"best: {best['schedule']} with {best['mechanism']} ({format_time(best['time_s'])}{graph})")
     for region in best.get("fused", []):
         sms = f", {region['comm_sms']} comm SMs" if region["schedule"] == "inter_sm" else ""
         click.echo(

@@ -101,9 +101,13 @@ def _mechanism(choice: dict[str, Any]) -> str:
     return f"{choice['mechanism']} ({choice['algorithm']})" if choice.get("algorithm") else choice["mechanism"]
 
 
+def _key(choice: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(choice.get(k) for k in ("schedule", "mechanism", "algorithm", "comm_sms", "time_s"))
+
+
 def _row(choice: dict[str, Any], best: dict[str, Any], ties: list[dict[str, Any]]) -> tuple[str, ...]:
     sms = str(choice["comm_sms"]) if choice["schedule"] == "inter_sm" else ("all" if choice["comm_sms"] else "-")
-    mark = "best" if choice == best else ("tie" if choice in ties else "")
+    mark = "best" if _key(choice) == _key(best) else ("tie" if _key(choice) in {_key(t) for t in ties} else "")
     return choice["schedule"], _mechanism(choice), sms, format_time(choice["time_s"]), mark
 
 
@@ -153,11 +157,11 @@ def predict(
     from rooflib.workloads import TIE_TOLERANCE, load_workloads, predict_workload
 
     catalog = open_catalog(catalog_paths, profile)
+    tol = TIE_TOLERANCE if tie_tolerance is None else tie_tolerance
     if workload not in load_workloads() and workload in catalog.names("program"):
-        _predict_program(workload, system_name, gpus, _parse_sets(sets), as_json, profile, catalog, out)
+        _predict_program(workload, system_name, gpus, _parse_sets(sets), tol, as_json, profile, catalog, out)
         return
     system = load(system_name, gpus=gpus, profile=profile, catalog=catalog)
-    tol = TIE_TOLERANCE if tie_tolerance is None else tie_tolerance
     result = predict_workload(workload, system, gpus=gpus, params=_parse_sets(sets), tie_tolerance=tol).as_dict()
     if as_json:
         emit_json(result)
@@ -170,8 +174,15 @@ def predict(
         f"{format_time(terms['memory_s'])}, comm {format_time(terms['comm_s'])}); PyTorch + NCCL baseline "
         f"{format_time(result['baseline_time_s'])}"
     )
+    click.echo(
+        f"CUDA graph of the plain program {format_time(result['graph_time_s'])}; host issue "
+        f"{format_time(result['host_time_s'])} per eager iteration"
+    )
     best, ties = result["best"], result["ties"]
-    line = f"best: {best['schedule']} with {_mechanism(best)} ({format_time(best['time_s'])})"
+    line = (
+        f"best: {best['schedule']} with {_mechanism(best)} ({format_time(best['time_s'])}, "
+        f"{format_time(best['graph_time_s'])} replayed as a CUDA graph)"
+    )
     if ties:
         pct = 100 * result["tie_tolerance"]
         line += f"; within {pct:g} % (a tie the model cannot split): " + ", ".join(
@@ -191,20 +202,27 @@ def _predict_program(
     system_name: str,
     gpus: int | None,
     sets: dict[str, str],
+    tie_tolerance: float,
     as_json: bool,
     profile: str | None,
     catalog: Any,
     out: Path | None,
 ) -> None:
-    """``rooflib predict PROGRAM``: a ``kind: program`` file of a ``--catalog`` folder."""
+    """``rooflib predict PROGRAM``: a ``kind: program`` file of a ``--catalog`` folder, as workloads are predicted."""
     from rooflib.cli.programs import print_program
-    from rooflib.program import predict_program
-    from rooflib.program.spec import load_program
+    from rooflib.errors import RooflibError, SpecError
+    from rooflib.program import ProgramError
+    from rooflib.program.spec import load_spec
+    from rooflib.workloads.predict import predict_spec
 
     system = load(system_name, gpus=gpus, profile=profile, catalog=catalog)
-    members = system.group(gpus)
-    program = load_program(catalog, name, len(members), sets)
-    result = predict_program(program, system, gpus=members).as_dict()
+    spec, path = load_spec(catalog, name)
+    try:
+        result = predict_spec(spec, system, gpus=gpus, params=sets, tie_tolerance=tie_tolerance).as_dict()
+    except RooflibError as exc:
+        if isinstance(exc, SpecError) or str(path) in str(exc):
+            raise
+        raise ProgramError(f"{path}: program {name!r}: {exc}") from None
     if out is not None:
         from rooflib.plot.timeline import TimelineDisplay
 

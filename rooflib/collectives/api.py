@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rooflib.collectives.group import Group
-from rooflib.collectives.model import Launch, PlanCost, cost_plan, plan_time
+from rooflib.collectives.model import LAUNCHES, FloatArray, Launch, PlanCost, cost_plan, plan_time
 from rooflib.collectives.plans import ALGORITHMS_FOR, NotApplicable, build_plan
 from rooflib.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
 from rooflib.errors import GroupError, UnitError, UnknownNameError
@@ -25,7 +25,7 @@ from rooflib.specs.resolve import System
 from rooflib.topology.links import LINK_CLASSES
 from rooflib.topology.topology import Topology, topology_of
 
-__all__ = ["CollectiveResult", "LinkLoad", "plan_costs", "predict_collective"]
+__all__ = ["CollectiveResult", "LinkLoad", "back_to_back", "plan_costs", "predict_collective"]
 
 FloatArray = npt.NDArray[np.float64]
 _COSTS: weakref.WeakKeyDictionary[System, dict[tuple[str, str, tuple[int, ...]], PlanCost | str]] = (
@@ -141,6 +141,16 @@ class CollectiveResult:
         }
 
 
+def back_to_back(system: System, device_s: FloatArray) -> FloatArray:
+    """Seconds per call of back-to-back library calls taking ``device_s`` each on the device: the host's issue
+    (``HostSpec.nccl``; the library's ``launch_overhead`` without a host block) overlaps the previous call, and a
+    queued kernel starts ``kernel_gap`` after the one before it (the program timeline's steady state)."""
+    host = system.device.host
+    issue = host.nccl.value if host is not None else system.library.launch_overhead.value
+    gap = host.kernel_gap.value if host is not None else 0.0
+    return np.maximum(issue, np.asarray(device_s, dtype=np.float64) + gap)
+
+
 def predict_collective(
     op: str,
     system: System,
@@ -156,13 +166,24 @@ def predict_collective(
     applicable algorithm at each size (custom symmetric-memory kernels included: what a kernel writer could
     reach); ``"library"`` only those the collective library itself runs (NCCL: what plain PyTorch + NCCL
     gets); a named one is used alone (an error says why when it cannot run).
-    ``launch="graph"`` uses the launch cost inside a replayed CUDA graph; ``"device"`` leaves launch costs out
-    (the device's time alone, as the program timeline adds the host's issue cost itself).
+    ``launch`` says how the calls are timed:
+
+    - ``"stream"``: back-to-back calls from the host, the steady state (how nccl-tests, PyTorch loops and
+      ParallelKernelBench time): each call costs ``max(host issue, device time + kernel_gap)``, the host's NCCL
+      call (``HostSpec.nccl``) overlapping the previous call's device time, as the program timeline runs them
+      (:mod:`rooflib.program.timeline`);
+    - ``"isolated"``: one call from an idle host and device, CUDA events around it (``rooflib bench nccl``'s
+      ``stream`` mode): the library's ``launch_overhead`` plus the device time;
+    - ``"graph"``: inside a replayed CUDA graph: the device time;
+    - ``"device"``: the device's time alone (the program timeline adds the host's issue cost itself).
+
+    The device time of a call includes the library kernel's start (``graph_launch_overhead``, what a call costs
+    inside a replayed graph beyond its algorithm).
     """
     the_op = check_op(op)
     members = system.group(gpus)
-    if launch not in ("stream", "graph", "device"):
-        raise UnknownNameError("launch", str(launch), ("stream", "graph", "device"))
+    if launch not in LAUNCHES:
+        raise UnknownNameError("launch", str(launch), LAUNCHES)
     try:
         sizes = np.atleast_1d(np.asarray(nbytes, dtype=np.float64))
     except (TypeError, ValueError):
@@ -173,7 +194,8 @@ def predict_collective(
         raise UnitError(f"nbytes must be finite and >= 0, got {nbytes!r}")
     names = _candidates(system, the_op, algorithm)
     lib = system.library
-    launch_s = {"stream": lib.launch_overhead.value, "graph": lib.graph_launch_overhead.value, "device": 0.0}[launch]
+    # a library kernel's start inside the device (measured inside a replayed graph) is part of its device time
+    launch_s = lib.launch_overhead.value if launch == "isolated" else lib.graph_launch_overhead.value
     costs: dict[str, PlanCost] = {}
     reasons: dict[str, str] = {}
     for alg in names:
@@ -189,6 +211,8 @@ def predict_collective(
     protos: dict[str, list[str]] = {}
     for name, c in costs.items():
         times[name], protos[name] = plan_time(c, sizes, launch_s)
+        if launch == "stream":
+            times[name] = back_to_back(system, times[name])
     stacked = np.vstack(list(times.values()))
     pick = np.argmin(stacked, axis=0)
     algs = list(times)

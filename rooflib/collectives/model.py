@@ -34,10 +34,11 @@ from rooflib.topology.allpairs import all_pairs_loads
 from rooflib.topology.links import IB, NV, PCIE, LinkTable
 from rooflib.topology.routing import link_loads
 
-__all__ = ["HBM_TRAFFIC", "Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "hbm_floor", "plan_time"]
+__all__ = ["HBM_TRAFFIC", "LAUNCHES", "Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "hbm_floor", "plan_time"]
 
 FloatArray = npt.NDArray[np.float64]
-Launch = Literal["stream", "graph", "device"]
+Launch = Literal["stream", "isolated", "graph", "device"]
+LAUNCHES: tuple[Launch, ...] = ("stream", "isolated", "graph", "device")
 
 
 # Bytes per byte of S that the busiest rank must read plus write in HBM, as (fixed part, part per 1/n): all-reduce

@@ -11,11 +11,13 @@ True
 
 from rooflib.program.cost import OpCost, op_cost
 from rooflib.program.ir import HOST_KINDS, OP_KINDS, HostKind, Op, OpKind, Program, ProgramBuilder, ProgramError
-from rooflib.program.predict import ProgramPrediction, Region, fusable_regions, predict_program
+from rooflib.program.predict import TIE_TOLERANCE, ProgramPrediction, fusable_regions, predict_program
+from rooflib.program.regions import Region, find_regions
 from rooflib.program.timeline import HostCosts, Timeline, host_costs, simulate
 
 __all__ = [
     "HOST_KINDS",
+    "TIE_TOLERANCE",
     "OP_KINDS",
     "HostCosts",
     "HostKind",
@@ -28,6 +30,7 @@ __all__ = [
     "ProgramPrediction",
     "Region",
     "Timeline",
+    "find_regions",
     "fusable_regions",
     "host_costs",
     "op_cost",

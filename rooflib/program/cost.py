@@ -106,7 +106,10 @@ def _collective(system: System, op: Op, members: tuple[int, ...], coll: str, nby
     n = len(group)
     if n < 2 or nbytes == 0:
         return OpCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    r = predict_collective(coll, system, nbytes=nbytes, gpus=group, algorithm="library", launch="device")
+    calls = _int(op, "calls", 1)
+    if calls < 1:
+        raise ProgramError(f"op {op.name!r}: calls must be >= 1, got {calls}")
+    r = predict_collective(coll, system, nbytes=nbytes / calls, gpus=group, algorithm="library", launch="device")
     per = system.domain_gpus
     sizes = list({g // per: sum(1 for h in group if h // per == g // per) for g in group}.values())
     net = math.inf
@@ -124,7 +127,7 @@ def _collective(system: System, op: Op, members: tuple[int, ...], coll: str, nby
         switch=switch,
     )
     egress = direct_egress(coll, nbytes, n)  # type: ignore[arg-type]
-    return OpCost(float(r.time_s[0]), 0.0, 0.0, egress, 0.0, 0.0, bound, algorithm=r.algorithm[0])
+    return OpCost(calls * float(r.time_s[0]), 0.0, 0.0, egress, 0.0, 0.0, bound, algorithm=r.algorithm[0])
 
 
 def _gemm(system: System, op: Op) -> OpCost:

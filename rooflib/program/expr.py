@@ -1,9 +1,9 @@
 """Shape expressions in program YAML files: arithmetic over parameters, safely evaluated.
 
 Allowed: numbers, parameter names, ``world`` (the group's GPU count), ``+ - * / // % **``, parentheses,
-comparisons and ``a if cond else b``, and the functions ``ceil``, ``floor``, ``min``, ``max``, ``bytes(dtype)``
-(bytes per element) and ``div(a, b)`` (``a / b`` that must divide exactly). Nothing else: no attributes, no
-subscripts, no other calls, so a catalog file cannot run code.
+comparisons and ``a if cond else b``, and the functions ``ceil``, ``floor``, ``min``, ``max``, ``sqrt``,
+``bytes(dtype)`` (bytes per element) and ``div(a, b)`` (``a / b`` that must divide exactly). Nothing else: no
+attributes, no subscripts, no other calls, so a catalog file cannot run code.
 
 >>> evaluate("2 * ffn // world", {"ffn": 28672, "world": 8})
 7168
@@ -53,6 +53,7 @@ _FUNCS: dict[str, Callable[..., Any]] = {
     "ceil": math.ceil,
     "floor": math.floor,
     "min": min,
+    "sqrt": math.sqrt,
     "max": max,
     "bytes": bytes_per_element,
     "div": _div,

@@ -71,9 +71,11 @@ class Op:
     - ``copy``: ``bytes`` read and written once (casts, cat, contiguous, clone);
     - ``index``: ``bytes`` gathered or scattered (index_select, gather, scatter_add, embedding);
     - ``sort``: ``elements``, ``dtype`` (sort, argsort, top-k);
-    - ``collective``: ``op`` (all_reduce, ...), ``bytes`` (nccl-tests size), ``group`` (ranks, or absent for
-      all of the program's ranks);
-    - ``send_recv``: ``bytes`` to the next rank (``offset`` = 1);
+    - ``collective``: ``op`` (all_reduce, ...), ``bytes`` (nccl-tests size, all calls together), ``group``
+      (ranks, or absent for all of the program's ranks), ``calls`` (= 1: separate library calls of
+      ``bytes / calls`` each, as DDP buckets or FSDP layers), ``overlaps`` (the name of a compute op the
+      collective does not wait for: the fused plans may overlap them, :mod:`rooflib.program.regions`);
+    - ``send_recv``: ``bytes`` to the next rank (``offset`` = 1, ``calls``, ``overlaps`` as for collectives);
     - ``sync``: a host wait for the device (``.item()``, ``.cpu()``);
     - ``unmodelled``: ``bytes`` touched by an op no model knows (costed at HBM speed and reported).
     """
@@ -114,6 +116,15 @@ def _size(name: str, value: object, *, zero: bool = True) -> float:
     if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
         raise ProgramError(f"{name} must be finite and {'>= 0' if zero else '> 0'}, got {value!r}")
     return float(value)
+
+
+def _comm_extras(calls: int, overlaps: str | None) -> dict[str, Any]:
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+        raise ProgramError(f"calls must be a whole number >= 1, got {calls!r}")
+    out: dict[str, Any] = {"calls": calls} if calls != 1 else {}
+    if overlaps is not None:
+        out["overlaps"] = str(overlaps)
+    return out
 
 
 class ProgramBuilder:
@@ -196,15 +207,34 @@ class ProgramBuilder:
         return self.add("sort", {"elements": elements, "dtype": dtype}, **kw)
 
     def collective(
-        self, op: str, nbytes: float, *, group: Sequence[int] | None = None, stream: str = "compute", **kw: Any
+        self,
+        op: str,
+        nbytes: float,
+        *,
+        group: Sequence[int] | None = None,
+        calls: int = 1,
+        overlaps: str | None = None,
+        stream: str = "compute",
+        **kw: Any,
     ) -> int:
         params: dict[str, Any] = {"op": check_op(op), "bytes": _size("collective bytes", nbytes)}
         if group is not None:
             params["group"] = tuple(int(g) for g in group)
+        params.update(_comm_extras(calls, overlaps))
         return self.add("collective", params, stream=stream, **kw)
 
-    def send_recv(self, nbytes: float, *, offset: int = 1, stream: str = "compute", **kw: Any) -> int:
-        return self.add("send_recv", {"bytes": _size("send_recv bytes", nbytes), "offset": offset}, stream=stream, **kw)
+    def send_recv(
+        self,
+        nbytes: float,
+        *,
+        offset: int = 1,
+        calls: int = 1,
+        overlaps: str | None = None,
+        stream: str = "compute",
+        **kw: Any,
+    ) -> int:
+        params = {"bytes": _size("send_recv bytes", nbytes), "offset": offset, **_comm_extras(calls, overlaps)}
+        return self.add("send_recv", params, stream=stream, **kw)
 
     def sync(self, **kw: Any) -> int:
         return self.add("sync", {}, **kw)

@@ -4,91 +4,59 @@
   communication lower bounds)`` over every op: no real kernel can beat it.
 - ``baseline_time_s``: the eager timeline (plain PyTorch + NCCL, back-to-back iterations);
   ``graph_time_s``: one CUDA-graph replay; ``host_time_s``: the host's issue time per eager iteration.
-- ``best``: the fusable regions (a GEMM whose output a collective reduces, :func:`fusable_regions`) replaced by
-  the schedule model's best plan for them (``rooflib.schedule.predict_stage``: mechanism, intra- or inter-SM,
-  communication SMs), the program replayed as a graph; never slower than the graph or eager time (the plain
-  program is one of the plans).
+- ``schedules``: one plan per (schedule, mechanism): every fusable region (:mod:`rooflib.program.regions`)
+  run as the schedule model prices it (``rooflib.schedule.predict_stage``: intra- or inter-SM, the transfer
+  mechanism, communication SMs; a region the plan cannot run this way takes its own best), the program timed
+  eagerly. The plain program is the plan ``sequential``/``library`` (its time is the baseline), so ``best`` is
+  never slower than the baseline; ``sequential``/``auto`` replaces each collective by the fastest modelled
+  kernel. ``best`` also gives the plan's time replayed as a CUDA graph and the regions it fuses; ``ties``: the
+  plans within ``tie_tolerance`` of the best.
 - ``unmodelled``: ops costed only by the bytes they touch, with their share of the eager time.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
-from rooflib.compute import bytes_per_element, gemm
-from rooflib.compute.cost import ComputeCost
+from rooflib.errors import UnitError
 from rooflib.program.cost import OpCost, op_cost
 from rooflib.program.ir import Op, Program, ProgramError
-from rooflib.program.timeline import Timeline, host_costs, simulate
-from rooflib.schedule import Comm, Stage, gemm_pipeline, predict_stage
+from rooflib.program.regions import Region, find_regions, region_stage
+from rooflib.program.timeline import HostCosts, Timeline, host_costs, simulate
+from rooflib.schedule import AUTO, LIBRARY, Choice, StagePrediction, predict_stage
 from rooflib.specs.resolve import System
 
-__all__ = ["ProgramPrediction", "Region", "fusable_regions", "predict_program"]
+__all__ = ["TIE_TOLERANCE", "ProgramPrediction", "choice_dict", "fusable_regions", "predict_program"]
 
-_FUSABLE = {"all_reduce": "gemm_ar", "reduce_scatter": "gemm_rs"}
-
-
-@dataclass(frozen=True)
-class Region:
-    """A GEMM and the collective of its output (or input, for AG + GEMM): fused by one kernel in the best plan."""
-
-    gemm: int
-    collective: int
-    pattern: str  # gemm_ar, gemm_rs or ag_gemm
-
-
-def _operand_bytes(op: Op, which: str) -> float:
-    p = op.params
-    rows, cols = (p["m"], p["n"]) if which == "out" else (p["m"], p["k"])
-    return float(rows) * float(cols) * float(p.get("batch", 1)) * bytes_per_element(str(p.get("dtype", "bf16")))
+TIE_TOLERANCE = 0.03
+"""Relative time difference below which two plans count as a tie: the largest cost of following the model's
+choice measured on 2xH200 (3.2 %, docs/validation/README.md, overlap schedules), rounded."""
 
 
 def fusable_regions(program: Program) -> list[Region]:
-    """GEMMs next (on their stream) to a collective of exactly their operand: an all-reduce or reduce-scatter of
-    their output after them (GEMM + AR, GEMM + RS), or an all-gather of their input before them (AG + GEMM)."""
-    out = []
-    for i, op in enumerate(program.ops[:-1]):
-        nxt = program.ops[i + 1]
-        if nxt.stream != op.stream or "group" in op.params or "group" in nxt.params:
-            continue
-        if op.kind == "gemm" and nxt.kind == "collective":
-            coll = str(nxt.params.get("op"))
-            if coll in _FUSABLE and math.isclose(float(nxt.params["bytes"]), _operand_bytes(op, "out"), rel_tol=1e-9):
-                out.append(Region(i, i + 1, _FUSABLE[coll]))
-        elif op.kind == "collective" and nxt.kind == "gemm" and op.params.get("op") == "all_gather":
-            if math.isclose(float(op.params["bytes"]), _operand_bytes(nxt, "in"), rel_tol=1e-9):
-                out.append(Region(i + 1, i, "ag_gemm"))
-    return out
+    """The regions of ``program`` one fused kernel could run (a compute op with its communication)."""
+    return [r for r in find_regions(program) if r.compute is not None]
 
 
-def _gemm_cost(system: System, op: Op, sms: int | None) -> ComputeCost:
-    p = op.params
-    dims = (int(p["m"]), int(p["n"]), int(p["k"]))
-    return gemm(system.device, *dims, str(p.get("dtype", "bf16")), batch=int(p.get("batch", 1)), sms=sms)
+def choice_dict(c: Choice) -> dict[str, Any]:
+    return {
+        "schedule": c.schedule,
+        "comm_sms": c.comm_sms,
+        "mechanism": c.mechanism,
+        "algorithm": c.algorithm or None,
+        "time_s": c.time_s,
+    }
 
 
-def _fused(system: System, members: tuple[int, ...], program: Program, region: Region) -> tuple[float, Any]:
-    """Device seconds of the region as one fused kernel (its launch left to the timeline) and the choice."""
-    g, c = program.ops[region.gemm], program.ops[region.collective]
-    t = system.device.gemm_tile
-    tiles = math.ceil(int(g.params["m"]) / t.m) * math.ceil(int(g.params["n"]) / t.n) * int(g.params.get("batch", 1))
-    eb = bytes_per_element(str(g.params.get("dtype", "bf16")))
-    switch = system.switch.in_network_reduction and system.switch.multicast and region.pattern == "gemm_ar"
-    op = str(c.params["op"])
-    if region.pattern == "ag_gemm":
-        comm = Comm("all_gather", float(c.params["bytes"]), "none", before_compute=True)
-        stage = Stage(region.pattern, partial(_gemm_cost, system, g), comm, tiles, float(c.params["bytes"]) / tiles)
-        stage = replace(stage, intra_reuse=float(math.ceil(int(g.params["n"]) / t.n)))
-    else:
-        comm = Comm(op, float(c.params["bytes"]), "switch" if switch else "peer")  # type: ignore[arg-type]
-        stage = Stage(region.pattern, partial(_gemm_cost, system, g), comm, tiles, t.m * t.n * eb)
-    pred = predict_stage(system, members, replace(stage, pipeline=gemm_pipeline(system, eb)))
-    best = pred.best
-    return max(0.0, best.time_s - system.device.kernel_launch.value), best
+@dataclass(frozen=True)
+class _Plan:
+    choice: Choice
+    ops: tuple[Op, ...]
+    costs: tuple[OpCost, ...]
+    fused: tuple[tuple[Region, Choice], ...]
 
 
 @dataclass(frozen=True)
@@ -105,17 +73,36 @@ class ProgramPrediction:
     ops: list[dict[str, Any]]
     unmodelled: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    schedules: tuple[Choice, ...] = ()
+    stages: tuple[StagePrediction, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    tie_tolerance: float = TIE_TOLERANCE
+
+    @property
+    def best_choice(self) -> Choice:
+        return min(self.schedules, key=lambda c: (c.time_s, c.comm_sms))
+
+    @property
+    def ties(self) -> tuple[Choice, ...]:
+        """Other plans within ``tie_tolerance`` of the best, fastest first."""
+        best = self.best_choice
+        limit = best.time_s * (1.0 + self.tie_tolerance)
+        return tuple(c for c in sorted(self.schedules, key=lambda c: c.time_s) if c != best and c.time_s <= limit)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "program": self.program,
             "system": self.system,
             "gpus": self.gpus,
+            "params": self.params,
             "bound_time_s": self.bound_time_s,
             "baseline_time_s": self.baseline_time_s,
             "graph_time_s": self.graph_time_s,
             "host_time_s": self.host_time_s,
             "best": self.best,
+            "ties": [choice_dict(c) for c in self.ties],
+            "tie_tolerance": self.tie_tolerance,
+            "schedules": [choice_dict(c) for c in sorted(self.schedules, key=lambda c: c.time_s)],
             "terms": self.terms,
             "ops": self.ops,
             "unmodelled": self.unmodelled,
@@ -129,7 +116,7 @@ class ProgramPrediction:
         return pd.DataFrame.from_records(self.ops)
 
 
-def _op_rows(program: Program, costs: list[OpCost], eager: Timeline, hc: Any) -> list[dict[str, Any]]:
+def _op_rows(program: Program, costs: list[OpCost], eager: Timeline, hc: HostCosts) -> list[dict[str, Any]]:
     rows = []
     for op, cost, slot in zip(program.ops, costs, eager.slots, strict=True):
         rows.append(
@@ -163,8 +150,102 @@ def _unmodelled(program: Program, costs: list[OpCost], total: float) -> list[dic
     ]
 
 
-def predict_program(program: Program, system: System, *, gpus: int | Iterable[int] | None = None) -> ProgramPrediction:
+def _library(pred: StagePrediction) -> Choice | None:
+    return next((c for c in pred.choices if c.mechanism == LIBRARY), None)
+
+
+def _apply(
+    system: System, program: Program, costs: list[OpCost], region: Region, pred: StagePrediction, pick: Choice
+) -> tuple[list[Op], list[OpCost]]:
+    """The ops and costs of ``program`` with ``region`` run as ``pick``."""
+    ops, out = list(program.ops), list(costs)
+    library = _library(pred)
+    if pick.mechanism in (LIBRARY, "none") or library is None:
+        return ops, out
+    if pick.mechanism == AUTO:  # the collective(s) as the fastest modelled kernel: the difference in comm time
+        comm_s = sum(costs[i].device_s for i in region.comms)
+        delta = pick.time_s - library.time_s
+        for i in region.comms:
+            share = costs[i].device_s / comm_s if comm_s > 0 else 1.0 / len(region.comms)
+            out[i] = replace(costs[i], device_s=max(0.0, costs[i].device_s + delta * share))
+        return ops, out
+    assert region.compute is not None  # fused choices exist only for regions with compute
+    launch = system.device.kernel_launch.value  # the timeline charges the fused kernel's launch itself
+    out[region.compute] = replace(costs[region.compute], device_s=max(0.0, pick.time_s - launch))
+    for i in region.comms:
+        out[i] = replace(costs[i], device_s=0.0)
+        ops[i] = replace(program.ops[i], host="none")
+    return ops, out
+
+
+def _plans(
+    system: System,
+    program: Program,
+    costs: list[OpCost],
+    regions: list[Region],
+    preds: list[StagePrediction],
+    hc: HostCosts,
+    eager_s: float,
+) -> list[_Plan]:
+    keys = sorted({(c.schedule, c.mechanism) for p in preds for c in p.choices if c.mechanism != "none"})
+    plans = []
+    for schedule, mech in keys:
+        ops, plan_costs = list(program.ops), list(costs)
+        sms, algorithms, fused = 0, [], []
+        for region, pred in zip(regions, preds, strict=True):
+            match = [c for c in pred.choices if (c.schedule, c.mechanism) == (schedule, mech)]
+            pick = min(match, key=lambda c: c.time_s) if match else pred.best
+            if match:
+                sms = max(sms, pick.comm_sms)
+                if pick.algorithm and pick.algorithm not in algorithms:
+                    algorithms.append(pick.algorithm)
+            new_ops, new_costs = _apply(system, program, plan_costs, region, pred, pick)
+            for i in region.ops:
+                ops[i], plan_costs[i] = new_ops[i], new_costs[i]
+            if pick.mechanism not in (LIBRARY, AUTO, "none"):
+                fused.append((region, pick))
+        plain = mech == LIBRARY
+        t = eager_s if plain else simulate(ops, plan_costs, hc, "eager").time_s
+        choice = Choice(schedule, sms, mech, t, "/".join(algorithms))
+        plans.append(_Plan(choice, tuple(ops), tuple(plan_costs), tuple(fused)))
+    return plans
+
+
+def _best(plans: list[_Plan], program: Program, hc: HostCosts) -> dict[str, Any]:
+    plan = min(plans, key=lambda p: (p.choice.time_s, p.choice.comm_sms))
+    graph = simulate(plan.ops, plan.costs, hc, "graph").time_s
+    out = choice_dict(plan.choice)
+    out["graph_time_s"] = graph
+    out["fused"] = [
+        {
+            "ops": [program.ops[k].name for k in r.ops],
+            "pattern": r.pattern,
+            "schedule": ch.schedule,
+            "mechanism": ch.mechanism,
+            "comm_sms": ch.comm_sms,
+        }
+        for r, ch in plan.fused
+    ]
+    return out
+
+
+def _check_finite(program: Program, values: Mapping[str, float]) -> None:
+    for name, value in values.items():
+        if not math.isfinite(value):
+            raise UnitError(f"program {program.name!r}: no finite {name}; check its parameters")
+
+
+def predict_program(
+    program: Program,
+    system: System,
+    *,
+    gpus: int | Iterable[int] | None = None,
+    params: Mapping[str, Any] | None = None,
+    tie_tolerance: float = TIE_TOLERANCE,
+) -> ProgramPrediction:
     """Predict ``program`` on ``gpus`` of ``system`` (default: the program's ``world`` first GPUs)."""
+    if not 0.0 <= tie_tolerance < 1.0:
+        raise UnitError(f"tie_tolerance must be in [0, 1), got {tie_tolerance!r}")
     members = system.group(program.world if gpus is None else gpus)
     if len(members) != program.world:
         raise ProgramError(f"program {program.name!r} is written for {program.world} ranks, given {len(members)} GPUs")
@@ -177,44 +258,25 @@ def predict_program(program: Program, system: System, *, gpus: int | Iterable[in
         "memory_s": sum(c.ideal_memory_s for c in costs),
         "comm_s": sum(c.ideal_comm_s for c in costs),
     }
-    best_t, best = min(
-        (eager.time_s, {"schedule": "eager", "comm_sms": 0, "mechanism": "library", "time_s": eager.time_s}),
-        (graph.time_s, {"schedule": "graph", "comm_sms": 0, "mechanism": "library", "time_s": graph.time_s}),
-        key=lambda kv: kv[0],
-    )
-    regions = fusable_regions(program) if len(members) > 1 else []
+    _check_finite(program, {**terms, "eager time": eager.time_s, "graph time": graph.time_s})
+    regions = find_regions(program) if len(members) > 1 else []
+    preds = [predict_stage(system, members, region_stage(system, program, r)) for r in regions]
+    plans = _plans(system, program, costs, regions, preds, hc, eager.time_s)
+    if not plans:
+        plans = [_Plan(Choice("sequential", 0, "none", eager.time_s), program.ops, tuple(costs), ())]
+    best = _best(plans, program, hc)
+    _check_finite(program, {"best time": best["time_s"]})
     notes = []
-    if regions:
-        fused_costs = list(costs)
-        fused_ops = list(program.ops)
-        choices = []
-        for region in regions:
-            seconds, choice = _fused(system, members, program, region)
-            fused_costs[region.gemm] = replace(costs[region.gemm], device_s=seconds)
-            fused_costs[region.collective] = replace(costs[region.collective], device_s=0.0)
-            fused_ops[region.collective] = replace(program.ops[region.collective], host="none")
-            choices.append((region, choice))
-        fused = simulate(fused_ops, fused_costs, hc, "graph")
-        if fused.time_s < best_t:
-            first = choices[0][1]
-            best_t = fused.time_s
-            best = {
-                "schedule": first.schedule,
-                "comm_sms": first.comm_sms,
-                "mechanism": first.mechanism,
-                "time_s": fused.time_s,
-                "fused": [
-                    {
-                        "ops": [program.ops[k].name for k in sorted((r.gemm, r.collective))],
-                        "pattern": r.pattern,
-                        "schedule": ch.schedule,
-                        "mechanism": ch.mechanism,
-                        "comm_sms": ch.comm_sms,
-                    }
-                    for r, ch in choices
-                ],
-            }
-            notes.append(f"best fuses {len(regions)} GEMM + collective region(s) and replays the program as a graph")
+    if best["fused"]:
+        notes.append(f"best fuses {len(best['fused'])} region(s) of compute and communication into single kernels")
+    auto = [p.choice for p in plans if p.choice.mechanism == AUTO]
+    library = [p.choice for p in plans if p.choice.mechanism == LIBRARY]
+    if auto and library and auto[0].algorithm != library[0].algorithm:
+        notes.append(
+            f"sequential/{LIBRARY} is NCCL's own algorithm ({library[0].algorithm}), as `rooflib collective "
+            f"--algorithm library`; sequential/{AUTO} the fastest modelled collective kernel ({auto[0].algorithm}), "
+            "as `rooflib collective`; fused schedules send the bytes with the named transfer mechanism"
+        )
     return ProgramPrediction(
         program=program.name,
         system=system.name,
@@ -228,4 +290,8 @@ def predict_program(program: Program, system: System, *, gpus: int | Iterable[in
         ops=_op_rows(program, costs, eager, hc),
         unmodelled=_unmodelled(program, costs, eager.time_s),
         notes=notes,
+        schedules=tuple(p.choice for p in plans),
+        stages=tuple(preds),
+        params=dict(params or {}),
+        tie_tolerance=tie_tolerance,
     )

@@ -4,7 +4,9 @@ A file names its parameters (as workloads do: kind, default, description, ``spli
 op has a ``kind`` (see :data:`rooflib.program.OP_KINDS`) and the parameters of that kind, each a number or a
 shape expression over the parameters and ``world`` (:mod:`rooflib.program.expr`); optional ``name``,
 ``stream``, ``after`` (names of earlier ops it waits for), ``host`` (its host cost kind) and ``repeat`` (the op,
-or a block of ops under ``ops:``, unrolled that many times: the layers of a model).
+or a block of ops under ``ops:``, unrolled that many times: the layers of a model). ``checks`` list conditions
+the parameters must meet on ``world`` ranks (``require``, an expression) and the error otherwise (``error``,
+with ``{name}`` for values).
 
 .. code-block:: yaml
 
@@ -32,18 +34,25 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rooflib.errors import RooflibError, SpecError
+from rooflib.errors import GroupError, RooflibError, SpecError
 from rooflib.program.expr import evaluate
 from rooflib.program.ir import OP_KINDS, Program, ProgramBuilder, ProgramError
+from rooflib.program.params import Parameter, resolve_params
 from rooflib.specs.catalog import Catalog, validate_model
 from rooflib.specs.figures import SpecModel
-from rooflib.workloads.spec import Parameter, resolve_params
 
-__all__ = ["ProgramSpec", "build_program", "load_program"]
+__all__ = ["Check", "ProgramSpec", "build_program", "load_program", "load_spec"]
 
 _RESERVED = {"kind", "name", "stream", "after", "host", "repeat", "ops"}
 MAX_OPS = 100_000
-_WORDS = {"op", "dtype"}  # keys whose values are words (an op or dtype name), not numbers
+_WORDS = {"op", "dtype", "overlaps"}  # keys whose values are words (an op, dtype or op name), not numbers
+
+
+class Check(SpecModel):
+    """A condition the parameters must meet on ``world`` ranks, with the error to give when they do not."""
+
+    require: str = Field(description="an expression over the parameters and world that must be true")
+    error: str = Field(description="the message, with {name} standing for a parameter's value or world")
 
 
 class ProgramSpec(SpecModel):
@@ -53,7 +62,18 @@ class ProgramSpec(SpecModel):
     description: str
     sources: tuple[str, ...] = Field(min_length=1)
     parameters: dict[str, Parameter] = Field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
     ops: tuple[dict[str, Any], ...] = Field(min_length=1)
+
+
+def _check(spec: ProgramSpec, names: Mapping[str, Any]) -> None:
+    for check in spec.checks:
+        if not evaluate(check.require, names):
+            try:
+                message = check.error.format(**names)
+            except (KeyError, IndexError, ValueError):
+                message = check.error
+            raise GroupError(message)
 
 
 def _expand(
@@ -83,6 +103,7 @@ def build_program(spec: ProgramSpec, world: int, given: Mapping[str, Any] | None
     """The program of ``spec`` for ``world`` ranks with parameters ``given`` (defaults otherwise)."""
     values = resolve_params(spec, dict(given or {}))
     names: dict[str, Any] = {**values, "world": world}
+    _check(spec, names)
     b = ProgramBuilder(spec.name, world=world)
     index: dict[str, int] = {}
     for where, entry in _expand(spec.ops, names, "ops"):
@@ -111,13 +132,19 @@ def build_program(spec: ProgramSpec, world: int, given: Mapping[str, Any] | None
     return b.build()
 
 
-def load_program(catalog: Catalog, name: str, world: int, given: Mapping[str, Any] | None = None) -> Program:
-    """Program ``name`` of ``catalog`` (a ``kind: program`` file) built for ``world`` ranks; errors name the file."""
+def load_spec(catalog: Catalog, name: str) -> tuple[ProgramSpec, Path]:
+    """The ``kind: program`` file ``name`` of ``catalog``, validated (errors name the file)."""
     item = catalog.raw("program", name)
     spec: ProgramSpec = validate_model(ProgramSpec, item.data, item.path, "program")
+    return spec, Path(item.path)
+
+
+def load_program(catalog: Catalog, name: str, world: int, given: Mapping[str, Any] | None = None) -> Program:
+    """Program ``name`` of ``catalog`` (a ``kind: program`` file) built for ``world`` ranks; errors name the file."""
+    spec, path = load_spec(catalog, name)
     try:
         return build_program(spec, world, given)
     except RooflibError as exc:
         if isinstance(exc, SpecError):
             raise
-        raise ProgramError(f"{Path(item.path)}: program {name!r}: {exc}") from None
+        raise ProgramError(f"{path}: program {name!r}: {exc}") from None

@@ -106,7 +106,11 @@ def _nccl(system: System, rows: pd.DataFrame) -> pd.Series:
         op, gpus, mode = nccl_key(key)
         if gpus > system.gpus or gpus < 2:
             continue
-        launch: Literal["stream", "graph"] = "graph" if mode.startswith("graph") else "stream"  # graph-in-place
+        # rooflib's own stream rows time one call between events (isolated); nccl-tests times back-to-back calls
+        back_to_back = "source" in grp and (grp["source"] == "nccl-tests").all()
+        launch: Literal["stream", "isolated", "graph"] = (
+            "graph" if mode.startswith("graph") else "stream" if back_to_back else "isolated"
+        )
         r = predict_collective(
             str(op),
             system,

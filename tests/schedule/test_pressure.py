@@ -60,10 +60,15 @@ def test_registers_cap_register_path_sends(h200: rooflib.System) -> None:
 def test_an_infeasible_intra_sm_schedule_is_not_offered(h200: rooflib.System) -> None:
     from dataclasses import replace
 
+    from rooflib.program import fusable_regions
+    from rooflib.program.regions import region_stage
+    from rooflib.program.spec import build_program
     from rooflib.schedule import predict_stage, schedule_time
-    from rooflib.workloads.models import gemm_rs
+    from rooflib.workloads import workload_spec
 
-    stage = gemm_rs({"m": 8192, "n": 8192, "k": 1024, "dtype": "bf16"}, h200, 2)[0]  # send-bound: ~3 KB in flight
+    program = build_program(workload_spec("gemm_rs"), 2, {"m": 8192, "n": 8192, "k": 1024, "dtype": "bf16"})
+    (region,) = fusable_regions(program)
+    stage = region_stage(h200, program, region)  # send-bound: ~3 KB in flight
     assert any(c.schedule == "intra_sm" for c in predict_stage(h200, (0, 1), stage).choices)
     # a mainloop of two 113 KiB stages leaves 2 KiB of shared memory, less than the sends keep in flight
     crowded = replace(stage, pipeline=Pipeline(113 * 1024, 2, 2.0 * 128 * 256 * 64))

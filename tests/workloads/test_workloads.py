@@ -45,8 +45,16 @@ def test_every_workload_predicts(name: str, system: str) -> None:
         "schedules",
         "terms",
         "notes",
+        # the program path adds the timeline (as `rooflib trace`): CUDA-graph and host times, the ops, what no
+        # model knows
+        "program",
+        "graph_time_s",
+        "host_time_s",
+        "ops",
+        "unmodelled",
     }
-    assert set(d["best"]) == {"schedule", "comm_sms", "mechanism", "algorithm", "time_s"}
+    assert set(d["best"]) == {"schedule", "comm_sms", "mechanism", "algorithm", "time_s", "graph_time_s", "fused"}
+    assert [o["kind"] for o in d["ops"]] and not d["unmodelled"]
     assert set(d["terms"]) == {"compute_s", "memory_s", "comm_s"}
     assert 0 < d["bound_time_s"] <= d["best"]["time_s"] * (1 + 1e-12)
     assert d["best"]["time_s"] <= d["baseline_time_s"] * (1 + 1e-12)  # the baseline is one of the schedules

@@ -1,0 +1,236 @@
+"""Regions of a program that one fused kernel could run: a compute op and the communication that feeds or drains it.
+
+The schedule model (:mod:`rooflib.schedule`) prices a region as a :class:`~rooflib.schedule.Stage`: sequential,
+intra-SM or inter-SM, by each transfer mechanism, against the library's own collective. A region is found
+from the op sequence (consecutive ops of one stream whose bytes match) or named in the program (a
+communication op's ``overlaps`` parameter names the compute op it may overlap). Patterns:
+
+- ``gemm_rs`` / ``gemm_ar``: a GEMM, then a reduce-scatter / all-reduce of exactly its output (partial sums);
+- ``gemm_ag``: a GEMM, then an all-gather of its output from every rank;
+- ``ag_gemm``: an all-gather of exactly a GEMM's input, then the GEMM;
+- ``a2a_gemm`` / ``gemm_a2a``: an all-to-all delivering a GEMM's input (MoE dispatch + expert GEMM) / moving
+  its output (expert GEMM + combine);
+- ``ring_attention``: send/recv of K/V blocks, then attention on the blocks (Liu et al., 2023): one step per
+  block;
+- ``ulysses_attention``: all-to-all, attention, all-to-all (sequence to head sharding and back; DeepSpeed-Ulysses);
+- ``overlap``: a compute op and a collective it does not wait for, in ``calls`` steps (DDP buckets, FSDP layers,
+  pipeline micro-batches): compute of one step overlaps communication of the next;
+- ``collective``: a collective or send/recv with no compute to fuse with (the library's algorithm against the
+  fastest modelled kernel).
+
+Tile sizes, pipelining grain and reuse follow the device's GEMM tile (``DeviceSpec.gemm_tile``) and flash
+attention's 128-row query tiles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import partial
+
+from rooflib.compute import attention, bytes_per_element, gemm
+from rooflib.compute.cost import ComputeCost
+from rooflib.program.ir import Op, Program, ProgramError
+from rooflib.schedule import Comm, Stage, gemm_pipeline
+from rooflib.specs.resolve import System
+
+__all__ = ["COMM_KINDS", "PATTERNS", "Region", "find_regions", "region_stage"]
+
+COMM_KINDS = ("collective", "send_recv")
+PATTERNS = (
+    "gemm_rs",
+    "gemm_ar",
+    "gemm_ag",
+    "ag_gemm",
+    "a2a_gemm",
+    "gemm_a2a",
+    "ring_attention",
+    "ulysses_attention",
+    "overlap",
+    "collective",
+)
+_AFTER_GEMM = {"all_reduce": "gemm_ar", "reduce_scatter": "gemm_rs", "all_to_all": "gemm_a2a"}
+_QUERY_TILE = 128  # rows of queries per flash-attention tile (FlashAttention-2/3 forward)
+
+
+@dataclass(frozen=True)
+class Region:
+    """``pattern`` over the op at index ``compute`` (None: communication alone) and the ``comms`` ops."""
+
+    pattern: str
+    compute: int | None
+    comms: tuple[int, ...]
+
+    @property
+    def ops(self) -> tuple[int, ...]:
+        return tuple(sorted((*(() if self.compute is None else (self.compute,)), *self.comms)))
+
+
+def _f(op: Op, key: str, default: float | None = None) -> float:
+    value = op.params.get(key, default)
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        raise ProgramError(f"op {op.name!r} ({op.kind}) needs a number for {key!r}, got {value!r}")
+    return float(value)
+
+
+def _eb(op: Op) -> float:
+    return bytes_per_element(str(op.params.get("dtype", "bf16")))
+
+
+def gemm_bytes(op: Op, which: str) -> float:
+    """Bytes of a GEMM's output (``out``: m x n) or its row operand (``in``: m x k), over the batch."""
+    cols = _f(op, "n") if which == "out" else _f(op, "k")
+    return _f(op, "m") * cols * _f(op, "batch", 1) * _eb(op)
+
+
+def _comm_op(op: Op) -> str:
+    return "send_recv" if op.kind == "send_recv" else str(op.params.get("op"))
+
+
+def _calls(op: Op) -> int:
+    return int(_f(op, "calls", 1))
+
+
+def _group_size(op: Op, world: int) -> int:
+    group = op.params.get("group")
+    return world if group is None else len(group)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9)
+
+
+def _pair(program: Program, i: int) -> Region | None:
+    """The operand-matched region starting at op ``i`` (with the next op or two), if any."""
+    ops, op = program.ops, program.ops[i]
+    nxt = ops[i + 1]
+    if nxt.stream != op.stream or "group" in op.params or "group" in nxt.params:
+        return None
+    if op.kind == "gemm" and nxt.kind == "collective":
+        coll, nbytes = _comm_op(nxt), _f(nxt, "bytes")
+        if coll in _AFTER_GEMM and _close(nbytes, gemm_bytes(op, "out")):
+            return Region(_AFTER_GEMM[coll], i, (i + 1,))
+        if coll == "all_gather" and _close(nbytes, gemm_bytes(op, "out") * program.world):
+            return Region("gemm_ag", i, (i + 1,))
+    if op.kind == "collective" and nxt.kind == "gemm":
+        coll, nbytes = _comm_op(op), _f(op, "bytes")
+        if coll in ("all_gather", "all_to_all") and _close(nbytes, gemm_bytes(nxt, "in")):
+            return Region("ag_gemm" if coll == "all_gather" else "a2a_gemm", i + 1, (i,))
+    if op.kind == "send_recv" and nxt.kind == "attention":
+        return Region("ring_attention", i + 1, (i,))
+    if op.kind == "collective" and _comm_op(op) == "all_to_all" and nxt.kind == "attention" and i + 2 < len(ops):
+        last = ops[i + 2]
+        if last.kind == "collective" and _comm_op(last) == "all_to_all" and last.stream == op.stream:
+            return Region("ulysses_attention", i + 1, (i, i + 2))
+    return None
+
+
+def _named(program: Program, taken: set[int]) -> list[Region]:
+    """Regions a communication op names with ``overlaps``: the compute op it may overlap."""
+    index = {op.name: i for i, op in enumerate(program.ops)}
+    out = []
+    for i, op in enumerate(program.ops):
+        target = op.params.get("overlaps")
+        if target is None or op.kind not in COMM_KINDS:
+            continue
+        j = index.get(str(target))
+        if j is None or program.ops[j].kind in COMM_KINDS:
+            raise ProgramError(f"op {op.name!r}: overlaps = {target!r} names no compute op of the program")
+        if j in taken or i in taken:
+            raise ProgramError(f"op {op.name!r}: overlaps {target!r}, which is already in a fused region")
+        taken.update((i, j))
+        out.append(Region("overlap", j, (i,)))
+    return out
+
+
+def find_regions(program: Program) -> list[Region]:
+    """The fusable regions of ``program`` (each op in at most one), then every other communication op alone."""
+    taken: set[int] = set()
+    regions = _named(program, taken)
+    i = 0
+    while i < len(program.ops) - 1:
+        region = _pair(program, i) if i not in taken else None
+        if region is not None and not taken.intersection(region.ops):
+            regions.append(region)
+            taken.update(region.ops)
+            i = max(region.ops) + 1
+            continue
+        i += 1
+    for i, op in enumerate(program.ops):
+        if op.kind in COMM_KINDS and i not in taken:
+            regions.append(Region("collective", None, (i,)))
+    return sorted(regions, key=lambda r: r.ops[0])
+
+
+def _gemm_cost(system: System, op: Op, sms: int | None) -> ComputeCost:
+    dims = (int(_f(op, "m")), int(_f(op, "n")), int(_f(op, "k")))
+    return gemm(system.device, *dims, str(op.params.get("dtype", "bf16")), batch=int(_f(op, "batch", 1)), sms=sms)
+
+
+def _attention_cost(system: System, op: Op, sms: int | None) -> ComputeCost:
+    b, h, sq, skv, d = (int(_f(op, k)) for k in ("batch", "heads", "seq_q", "seq_kv", "head_dim"))
+    kv = int(_f(op, "kv_heads", h))
+    dt, causal = str(op.params.get("dtype", "bf16")), bool(op.params.get("causal", False))
+    return attention(system.device, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal, sms=sms)
+
+
+def _reduction(system: System, coll: str) -> str:
+    if coll == "all_reduce" and system.switch.in_network_reduction and system.switch.multicast:
+        return "switch"
+    return "peer" if coll in ("all_reduce", "reduce_scatter") else "none"
+
+
+def _comm(system: System, ops: list[Op], before: bool) -> Comm:
+    coll = _comm_op(ops[0])
+    nbytes = sum(_f(o, "bytes") for o in ops)
+    calls = sum(_calls(o) for o in ops)
+    return Comm(coll, nbytes, _reduction(system, coll), before_compute=before, calls=calls)  # type: ignore[arg-type]
+
+
+def _tiles(system: System, op: Op) -> int:
+    t = system.device.gemm_tile
+    return math.ceil(_f(op, "m") / t.m) * math.ceil(_f(op, "n") / t.n) * int(_f(op, "batch", 1))
+
+
+def region_stage(system: System, program: Program, region: Region) -> Stage:
+    """The schedule model's stage for ``region`` of ``program`` on ``system``."""
+    ops = program.ops
+    comms = [ops[i] for i in region.comms]
+    name = "+".join(ops[i].name for i in region.ops)
+    if region.compute is None:
+        return Stage(name, None, _comm(system, comms, False))
+    op = ops[region.compute]
+    before = region.comms[0] < region.compute
+    comm = _comm(system, comms, before)
+    if op.kind not in ("gemm", "attention"):
+        raise ProgramError(f"region {name!r}: a fused region computes a gemm or an attention op, not {op.kind}")
+    if op.kind == "attention":
+        cost = partial(_attention_cost, system, op)
+        if region.pattern == "overlap":
+            steps = comm.calls
+            return Stage(name, cost, comm, steps, comm.nbytes / steps, steps=steps)
+        q_tiles = float(math.ceil(_f(op, "seq_q") / _QUERY_TILE))
+        if region.pattern == "ring_attention":
+            steps = comm.calls + 1
+            return Stage(name, cost, comm, steps, comm.nbytes / comm.calls, steps=steps, intra_reuse=q_tiles)
+        if region.pattern == "ulysses_attention":
+            heads = int(_f(op, "heads"))
+            reuse = float(math.ceil(_f(op, "seq_kv") / _QUERY_TILE))
+            return Stage(name, cost, comm, heads, comm.nbytes / heads, steps=heads, intra_reuse=reuse)
+    cost = partial(_gemm_cost, system, op)
+    if region.pattern == "overlap":
+        steps = comm.calls
+        return Stage(name, cost, comm, steps, comm.nbytes / steps, steps=steps)
+    t, eb, tiles = system.device.gemm_tile, _eb(op), _tiles(system, op)
+    col_tiles = float(math.ceil(_f(op, "n") / t.n))
+    pipe = gemm_pipeline(system, eb)
+    if region.pattern in ("gemm_rs", "gemm_ar", "gemm_ag"):
+        return replace(Stage(name, cost, comm, tiles, t.m * t.n * eb), pipeline=pipe)
+    if region.pattern == "ag_gemm":
+        return replace(Stage(name, cost, comm, tiles, comm.nbytes / tiles, intra_reuse=col_tiles), pipeline=pipe)
+    if region.pattern == "a2a_gemm":
+        return Stage(name, cost, comm, tiles, _f(op, "k") * eb * t.m, intra_reuse=col_tiles)
+    if region.pattern == "gemm_a2a":
+        return Stage(name, cost, comm, tiles, _f(op, "n") * eb * t.m)
+    raise ProgramError(f"region {name!r}: pattern {region.pattern!r} does not fit a {op.kind} op")
+
