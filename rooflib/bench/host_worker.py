@@ -16,6 +16,21 @@ final synchronisation over its calls:
 - ``graph``: a captured CUDA graph of ``nodes`` tiny kernels (1 to 1000) replayed back to back: ``host_s`` per
   replay (``HostSpec.graph_launch`` at one node), ``device_s`` per replay (its slope in ``nodes`` is the gap
   between kernels of a graph, ``HostSpec.graph_node``);
+- ``op`` (one record per ``op``, with the ``aten`` ops it dispatches): one eager PyTorch call as programs write
+  it, on tiny tensors so the host bounds it (``HostSpec.ops``, by aten name): out-of-place ops that allocate
+  (``add``, ``mul`` by a scalar, ``gelu``, ``silu``, ``tanh``, ``div``, the ``float`` cast), row ops
+  (``softmax``, ``log_softmax``, ``sum`` over a dim, ``topk``, ``nll_loss``), cuBLAS (``mm`` 64 x 64 x 64 and
+  a 1 x 1024 x 1024 GEMV), causal ``sdpa``, views that launch nothing (``view``, ``transpose``, ``reshape``,
+  ``split``: ``HostSpec.view``); and compositions the single ops predict, as held-out checks: a 3-D
+  ``matmul`` (two views around an mm), ``cross_entropy`` (log-softmax then NLL) and ``chain`` (the six-op
+  elementwise chain of :mod:`rooflib.bench.programs`, ``calls`` counting chains);
+- ``iteration``: what a timed loop adds per iteration, as :func:`rooflib.bench.torch_common.chained_times` runs
+  the programs family (the next input group picked, an empty program called, a CUDA event recorded:
+  ``HostSpec.iteration``);
+- ``kernel_run`` (last, CUDA only): the device duration of the one-element ``add_`` kernel inside a graph, from
+  the profiler (CUPTI); ``HostSpec.kernel_gap`` is the graph slope less it. Then ``op`` ``add`` and ``mm`` again
+  with ``after_profiler: true``: CUPTI stays attached after a profiler session (pytorch/pytorch#144455) and
+  slows every later launch, which is why no timed measurement may follow a profiler session.
 - ``nccl`` (``--part nccl``, under torchrun, any world size): ``all_reduce`` of 4 B and of 1 MiB back to back
   (``HostSpec.nccl``); rank 0 writes the slowest rank's figures. NVLink multicast stays off.
 """
@@ -33,7 +48,7 @@ from typing import Any
 from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record, stats
 from rooflib.conventions import MULTICAST_OFF
 
-__all__ = ["GRAPH_NODES", "main", "parser", "rounds"]
+__all__ = ["GRAPH_NODES", "OP_CASES", "main", "op_cases", "parser", "rounds"]
 
 GRAPH_NODES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
@@ -110,8 +125,161 @@ def _local(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: C
             rec["verified"] = True
         rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
         sink.write(rec)
+    _ops(torch, dev, sink, args, clocks)
+    _iteration(torch, dev, sink, args, clocks)
     if cuda:
         _graphs(torch, dev, sink, args, clocks)
+        _profiled(torch, dev, sink, args, clocks)
+
+
+OP_CASES: dict[str, tuple[str, ...]] = {
+    "add": ("aten.add",),
+    "mul_scalar": ("aten.mul",),
+    "gelu": ("aten.gelu",),
+    "silu": ("aten.silu",),
+    "tanh": ("aten.tanh",),
+    "div": ("aten.div",),
+    "cast": ("aten._to_copy",),
+    "softmax": ("aten._softmax",),
+    "log_softmax": ("aten._log_softmax",),
+    "sum_dim": ("aten.sum",),
+    "topk": ("aten.topk",),
+    "nll_loss": ("aten.nll_loss_forward",),
+    "mm": ("aten.mm",),
+    "gemv": ("aten.mm",),
+    "sdpa": ("aten.scaled_dot_product_attention",),
+    "view": ("aten.view",),
+    "transpose": ("aten.transpose",),
+    "reshape": ("aten.view",),
+    "split": ("aten.split_with_sizes",),
+    "matmul3d": ("aten.view", "aten.mm", "aten._unsafe_view"),
+    "cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward"),
+    "chain": ("aten.mul", "aten.add", "aten.silu", "aten.mul", "aten.tanh", "aten.add"),
+}
+"""Each ``op`` case and the aten ops one call of it dispatches (as ``rooflib trace`` records them)."""
+
+
+def op_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
+    """The calls of :data:`OP_CASES` on tiny tensors of ``dev`` (bf16 on the GPU, fp32 on the CPU)."""
+    import torch.nn.functional as F
+
+    from rooflib.bench.programs import elementwise_chain
+
+    dt = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    a, b = torch.randn(256, device=dev, dtype=dt), torch.randn(256, device=dev, dtype=dt)
+    rows = torch.randn(4, 64, device=dev, dtype=torch.float32)
+    logp = torch.log_softmax(rows, dim=-1)
+    target = torch.randint(0, 64, (4,), device=dev)
+    m1, m2 = torch.randn(64, 64, device=dev, dtype=dt), torch.randn(64, 64, device=dev, dtype=dt)
+    v1, w1 = torch.randn(1, 1024, device=dev, dtype=dt), torch.randn(1024, 1024, device=dev, dtype=dt)
+    x3 = torch.randn(1, 8, 64, device=dev, dtype=dt)
+    q = torch.randn(1, 2, 64, 64, device=dev, dtype=dt)
+    cases: dict[str, Callable[[], Any]] = {
+        "add": lambda: a + b,
+        "mul_scalar": lambda: a * 0.5,
+        "gelu": lambda: F.gelu(a, approximate="tanh"),
+        "silu": lambda: F.silu(a),
+        "tanh": lambda: torch.tanh(a),
+        "div": lambda: a / b,
+        "cast": lambda: a.float(),
+        "softmax": lambda: torch.softmax(rows, dim=-1),
+        "log_softmax": lambda: F.log_softmax(rows, dim=-1),
+        "sum_dim": lambda: rows.sum(dim=-1, keepdim=True),
+        "topk": lambda: torch.topk(rows, 2, dim=-1),
+        "nll_loss": lambda: F.nll_loss(logp, target),
+        "mm": lambda: m1 @ m2,
+        "gemv": lambda: v1 @ w1,
+        "sdpa": lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True),
+        "view": lambda: m1.view(16, 256),
+        "transpose": lambda: m1.transpose(0, 1),
+        "reshape": lambda: m1.reshape(4096),
+        "split": lambda: m1.split([32, 16, 16], dim=-1),
+        "matmul3d": lambda: x3 @ m2,
+        "cross_entropy": lambda: F.cross_entropy(rows, target),
+        "chain": lambda: elementwise_chain(a, b),
+    }
+    return cases
+
+
+def _op_record(
+    torch: Any, dev: Any, name: str, fn: Callable[[], Any], args: argparse.Namespace, clocks: Clocks | None
+) -> dict[str, Any]:
+    calls = max(1, args.calls // 2)
+    rec: dict[str, Any] = {"record": "point", "family": "host", "name": "op", "op": name, "gpus": 1}
+    rec.update({"aten": list(OP_CASES[name]), "calls": calls})
+    rec.update(rounds(torch, dev, fn, calls, args.rounds))
+    rec["verified"] = fn() is not None
+    rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+    return rec
+
+
+def _ops(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    for name, fn in op_cases(torch, dev).items():
+        if name == "sdpa" and dev.type != "cuda":
+            continue
+        sink.write(_op_record(torch, dev, name, fn, args, clocks))
+
+
+def _iteration(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    """A timed loop's own cost per iteration, as ``chained_times`` runs the programs (events chained)."""
+    groups = [(torch.zeros(1, device=dev),) for _ in range(16)]
+    cuda = dev.type == "cuda"
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(64)] if cuda else []
+    state = {"i": 0}
+
+    def empty(*xs: Any) -> Any:
+        return xs[0]
+
+    def step() -> Any:
+        i = state["i"] = state["i"] + 1
+        out = empty(*groups[i % len(groups)])
+        if cuda:
+            events[i % len(events)].record()
+        return out
+
+    rec = {"record": "point", "family": "host", "name": "iteration", "gpus": 1, "calls": args.calls}
+    rec.update(rounds(torch, dev, step, args.calls, args.rounds))
+    rec["verified"] = state["i"] > 0
+    rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+    sink.write(rec)
+
+
+def _profiled(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    """The tiny kernel's own device duration (profiler), then two ops again with CUPTI attached."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.zeros(1, device=dev)
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream(dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):
+        x.add_(1)
+    torch.cuda.current_stream(dev).wait_stream(side)
+    with torch.cuda.graph(graph):
+        for _ in range(100):
+            x.add_(1)
+    torch.cuda.synchronize(dev)
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(5):
+                graph.replay()
+            torch.cuda.synchronize(dev)
+        runs = [
+            float(e.time_range.elapsed_us()) * 1e-6
+            for e in prof.events()
+            if str(getattr(e, "device_type", "")).endswith("CUDA") and "add" in e.name.lower()
+        ]
+    except Exception as exc:  # recorded, the rest stands
+        sink.write({"record": "skipped", "family": "host", "name": "kernel_run", "reason": str(exc)[:300]})
+        runs = []
+    if runs:
+        rec = {"record": "point", "family": "host", "name": "kernel_run", "gpus": 1, "calls": len(runs)}
+        rec.update({"device_s": statistics.median(runs), "time_s": statistics.median(runs), "verified": True})
+        rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+        sink.write(rec)
+    cases = op_cases(torch, dev)
+    for name in ("add", "mm"):
+        sink.write({**_op_record(torch, dev, name, cases[name], args, clocks), "after_profiler": True})
 
 
 def _graphs(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:

@@ -267,6 +267,7 @@ PROGRAMS: dict[str, Program] = {
             {"tokens": 64, "hidden": 1024, "ffn": 4096},
             {"tokens": 2048, "hidden": 4096, "ffn": 14336},
             {"tokens": 8192, "hidden": 4096, "ffn": 14336},
+            {"tokens": 512, "hidden": 2048, "ffn": 8192},
         ),
     ),
     "attention_block": Program(
@@ -276,6 +277,7 @@ PROGRAMS: dict[str, Program] = {
             {"batch": 1, "seq": 512, "hidden": 1024, "heads": 8, "kv_heads": 8},
             {"batch": 4, "seq": 2048, "hidden": 4096, "heads": 32, "kv_heads": 8},
             {"batch": 1, "seq": 8192, "hidden": 4096, "heads": 32, "kv_heads": 8},
+            {"batch": 2, "seq": 1024, "hidden": 2048, "heads": 16, "kv_heads": 4},
         ),
     ),
     "gemv_chain": Program(
@@ -285,10 +287,18 @@ PROGRAMS: dict[str, Program] = {
             {"batch": 1, "hidden": 1024, "layers": 8},
             {"batch": 1, "hidden": 4096, "layers": 8},
             {"batch": 8, "hidden": 8192, "layers": 8},
+            {"batch": 4, "hidden": 2048, "layers": 8},
         ),
     ),
     "elementwise_chain": Program(
-        elementwise_chain, elementwise_inputs, ({"elements": 1 << 16}, {"elements": 1 << 22}, {"elements": 1 << 28})
+        elementwise_chain,
+        elementwise_inputs,
+        (
+            {"elements": 1 << 16},
+            {"elements": 1 << 22},
+            {"elements": 1 << 28},
+            {"elements": 1 << 20},
+        ),
     ),
     "router": Program(
         router,
@@ -297,6 +307,7 @@ PROGRAMS: dict[str, Program] = {
             {"tokens": 256, "hidden": 2048, "experts": 64, "k": 2},
             {"tokens": 16384, "hidden": 4096, "experts": 64, "k": 2},
             {"tokens": 16384, "hidden": 4096, "experts": 128, "k": 8},
+            {"tokens": 4096, "hidden": 2048, "experts": 128, "k": 4},
         ),
     ),
     "cross_entropy": Program(
@@ -306,6 +317,7 @@ PROGRAMS: dict[str, Program] = {
             {"tokens": 512, "hidden": 1024, "vocab": 32768},
             {"tokens": 4096, "hidden": 4096, "vocab": 32768},
             {"tokens": 4096, "hidden": 4096, "vocab": 128256},
+            {"tokens": 1024, "hidden": 2048, "vocab": 50304},
         ),
     ),
 }

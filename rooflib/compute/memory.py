@@ -46,7 +46,9 @@ def _curves(device: DeviceSpec, op: str) -> dict[int | None, SizeCurve]:
     return table.curves(op) or (table.curves(BORROW[op]) if op in BORROW else {})
 
 
-HOLD_TIME = frozenset({"copy", "add", "mul", "gelu", "silu", "swiglu", "rmsnorm", "layernorm", "softmax", "sum"})
+HOLD_TIME = frozenset(
+    {"copy", "add", "mul", "gelu", "silu", "swiglu", "rmsnorm", "layernorm", "softmax", "sum", "topk"}
+)
 """Op kinds measured down to small, launch-bound sizes: below the smallest size their time holds. The ``gemm`` and
 ``attention`` curves start at megabytes; their compute models carry the fixed costs of small kernels."""
 

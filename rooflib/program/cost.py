@@ -10,14 +10,15 @@ Assumptions beyond the compute models (each says where it comes from):
 - ``copy``: every byte read once and written once; ``index``: gathered or scattered bytes read and written
   once (random access at the streaming rate, an optimistic floor);
 - ``sort``: a radix sort of 32-bit keys in 4 passes, each reading and writing the keys (CUB's onesweep
-  radix sort uses 4 passes of 8 bits for 32-bit keys);
+  radix sort uses 4 passes of 8 bits for 32-bit keys); a top-k on a device with a measured ``topk`` curve takes
+  that curve's time (its bytes stay the sort's);
 - ``reduction``: every input read once and every output written once.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rooflib.collectives import predict_collective
 from rooflib.compute import (
@@ -30,6 +31,7 @@ from rooflib.compute import (
     gemm,
     normalization,
 )
+from rooflib.compute.memory import memory_time
 from rooflib.errors import UnknownNameError
 from rooflib.program.ir import Op, ProgramError
 from rooflib.schedule.stage import direct_egress
@@ -180,6 +182,21 @@ def _reduction(system: System, op: Op) -> OpCost:
     return _bytes(system, (_int(op, "elements") + _int(op, "outputs", 1)) * size)
 
 
+def _is_topk(system: System, op: Op) -> bool:
+    """A top-k (``op: topk``, or traced ``aten.topk``) on a device with a measured ``topk`` curve."""
+    models = system.device.compute
+    named = str(op.params.get("op", op.name.removeprefix("aten."))) == "topk"
+    return named and models is not None and models.memory_ops is not None and bool(models.memory_ops.curves("topk"))
+
+
+def _sort(system: System, op: Op) -> OpCost:
+    keys = _int(op, "elements") * bytes_per_element(_dtype(op))
+    cost = _bytes(system, 2.0 * SORT_PASSES * keys)
+    if _is_topk(system, op):  # measured: rooflib.compute.memory's ``topk`` curve, input bytes once
+        return replace(cost, device_s=float(memory_time(system.device, "topk", keys)[()]))
+    return cost
+
+
 def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:
     """The costs of ``op`` on one rank of a program running on GPUs ``members`` of ``system``."""
     kind = op.kind
@@ -196,8 +213,7 @@ def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:
     if kind in ("copy", "index"):
         return _bytes(system, 2.0 * float(_p(op, "bytes")))  # type: ignore[arg-type]
     if kind == "sort":
-        keys = _int(op, "elements") * bytes_per_element(_dtype(op))
-        return _bytes(system, 2.0 * SORT_PASSES * keys)
+        return _sort(system, op)
     if kind == "collective":
         return _collective(system, op, members, str(_p(op, "op")), float(_p(op, "bytes")))  # type: ignore[arg-type]
     if kind == "send_recv":

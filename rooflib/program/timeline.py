@@ -14,12 +14,18 @@ ends, so a host-bound program costs its host time and a device-bound one its dev
 ``graph`` replays the program as one captured CUDA graph: one ``graph_launch`` of host time per iteration and no
 per-op host cost. In both, a kernel already queued behind another starts ``kernel_gap`` after it. A host sync
 cannot be captured in a graph; the timeline charges it as eager does.
+
+An op's host cost (``HostCosts.issue``) is its aten op's measured cost where the host spec lists it
+(``HostSpec.ops``: traced ops are named by their aten op, e.g. ``aten.topk``), else its kind's (a kernel, a
+cuBLAS call, an NCCL call, times the op's ``calls``), plus ``HostSpec.view`` for each call before it that
+launched nothing (``host_calls``: views, transposes, splits, set by ``rooflib trace``). Each iteration also
+costs the host ``HostSpec.iteration`` (the timed loop's per-iteration event record and call), in both modes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from rooflib.program.cost import OpCost
@@ -45,9 +51,21 @@ class HostCosts:
     graph_launch: float
     kernel_gap: float
     launch_latency: float
+    ops: Mapping[str, float] = field(default_factory=dict)  # by aten op name
+    view: float = 0.0  # a call that launches nothing
+    iteration: float = 0.0  # a timed loop's own cost per iteration
 
     def issue(self, op: Op) -> float:
-        return {"kernel": self.kernel, "cublas": self.cublas, "nccl": self.nccl, "sync": 0.0, "none": 0.0}[op.host]
+        """Host seconds to issue ``op`` eagerly (see the module docstring)."""
+        if op.host in ("sync", "none"):
+            return 0.0
+        if op.name in self.ops:
+            base = self.ops[op.name]
+        elif op.host == "nccl":
+            base = self.nccl * int(op.params.get("calls", 1))
+        else:
+            base = self.cublas if op.host == "cublas" else self.kernel
+        return base + self.view * int(op.params.get("host_calls", 0))
 
 
 def host_costs(system: System) -> HostCosts:
@@ -60,11 +78,20 @@ def host_costs(system: System) -> HostCosts:
             launch, launch, lib.launch_overhead.value, launch, lib.graph_launch_overhead.value, 0.0, launch
         )
 
-    def v(f: Duration) -> float:
-        return f.value
+    def v(f: Duration | None) -> float:
+        return 0.0 if f is None else f.value
 
     return HostCosts(
-        v(h.kernel), v(h.cublas), v(h.nccl), v(h.sync), v(h.graph_launch), v(h.kernel_gap), dev.kernel_launch.value
+        v(h.kernel),
+        v(h.cublas),
+        v(h.nccl),
+        v(h.sync),
+        v(h.graph_launch),
+        v(h.kernel_gap),
+        dev.kernel_launch.value,
+        {name: v(f) for name, f in h.ops.items()},
+        v(h.view),
+        v(h.iteration),
     )
 
 
@@ -135,6 +162,8 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
             device_done = max(device_done, end)
             ends.append(end)
             slots.append(Slot(h0 - begin, host - begin, start - begin, end - begin))
+        host += hc.iteration
+        host_busy += hc.iteration
         iteration_ends.append(max([device_done, host]))
         if it == 0:
             first = slots

@@ -52,10 +52,12 @@ MEMORY_OP_KINDS = (
     "layernorm",
     "softmax",
     "sum",
+    "topk",
     "gemm",
     "attention",
 )
-"""Op kinds a memory curve may be given for (``gemm``: the weight-streaming side of GEMMs; ``attention``: decode)."""
+"""Op kinds a memory curve may be given for (``gemm``: the weight-streaming side of GEMMs; ``attention``: decode;
+``topk``: ``torch.topk`` along rows, its input bytes once)."""
 
 
 def _curve_key(key: str) -> str:

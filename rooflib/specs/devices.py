@@ -134,6 +134,19 @@ class HostSpec(SpecModel):
     sync: Duration = Field(description="a host wait on the device once the device is done (.item(), .cpu())")
     graph_launch: Duration = Field(description="launching one CUDA-graph replay")
     kernel_gap: Duration = Field(description="device-side gap between two kernels queued on a stream (eager or graph)")
+    ops: dict[str, Duration] = Field(
+        default_factory=dict,
+        description="host cost of one eager call by the aten op it dispatches (aten.topk, aten._to_copy, ...), where"
+        " it differs from its kind's (kernel, cublas); traced ops are named by their aten op",
+    )
+    view: Duration | None = Field(
+        None, description="one call that launches nothing (a view, transpose, split, empty): dispatch only"
+    )
+    iteration: Duration | None = Field(
+        None,
+        description="what a timed loop adds per iteration: the next input group, the program's call and a CUDA event"
+        " record (ParallelKernelBench's per-iteration events; the programs family)",
+    )
 
 
 class DeviceSpec(SpecModel):

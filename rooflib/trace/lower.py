@@ -1,7 +1,8 @@
 """Lower a :class:`~rooflib.trace.records.Trace` to a :class:`~rooflib.program.Program`: one program op per
 costed piece of each GPU call, on its stream, with the dependencies the program's waits create.
 
-Per call: views and allocations lower to nothing; host-only calls (no GPU tensor) to nothing; compute ops by
+Per call: views and allocations lower to nothing (but the next op's ``host_calls`` counts them: each costs the
+host a dispatch, ``HostSpec.view``); host-only calls (no GPU tensor) to nothing; compute ops by
 :mod:`rooflib.trace.rules`; communication by :mod:`rooflib.trace.comm`; anything else is ``unmodelled`` with
 the bytes it touches, so nothing is dropped silently.
 
@@ -73,6 +74,7 @@ class _State:
     pending: dict[str, set[int]] = field(default_factory=dict)  # ops the next op of a stream waits for
     anchor: dict[int, int] = field(default_factory=dict)  # call -> last op of its stream at that call
     op_of: dict[int, int] = field(default_factory=dict)  # call -> the (last) op it emitted
+    host_calls: int = 0  # GPU calls since the last op that launched nothing (views, splits, empty)
 
     def synced(self) -> bool:
         """Whether the last op emitted is a host sync (a second sync right after it waits for nothing)."""
@@ -80,7 +82,9 @@ class _State:
 
     def emit(self, piece: Piece, stream: str, deps: set[int]) -> int:
         after = sorted(d for d in deps if self.streams[d] != stream)
-        index = self.builder.add(piece.kind, piece.params, name=piece.name, stream=stream, after=after, host=piece.host)
+        params = {**piece.params, "host_calls": self.host_calls} if self.host_calls else piece.params
+        self.host_calls = 0
+        index = self.builder.add(piece.kind, params, name=piece.name, stream=stream, after=after, host=piece.host)
         self.streams.append(stream)
         self.kinds.append(piece.kind)
         self.last[stream] = index
@@ -133,6 +137,8 @@ def lower(trace: Trace) -> Program:
     st = _State(ProgramBuilder(trace.name, trace.world))
     for call in trace.calls:
         i, stream = call.index, call.stream
+        if not pieces[i] and call.on_gpu and call.name not in WAITS and not is_comm(call):
+            st.host_calls += 1
         waiting = st.pending.setdefault(stream, set())
         waiting.update(st.anchor[j] for j in call.after if j in st.anchor)
         if call.name in WAITS and call.target is not None:

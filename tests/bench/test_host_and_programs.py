@@ -45,9 +45,11 @@ def test_program_matches_float64(name: str) -> None:
 
 
 def test_every_size_the_benchmark_measured_is_listed() -> None:
-    recs = read_jsonl(RUNS / "x1-compute" / "raw" / "programs.jsonl").records
+    recs = read_jsonl(RUNS / "x1-host-programs" / "raw" / "programs.jsonl").records
     points = [r for r in recs if r.get("record") == "point"]
     assert len(points) == 2 * sum(len(p.sizes) for p in PROGRAMS.values())
+    kernels = [r for r in recs if r.get("record") == "kernels"]  # named after every timing (no CUPTI during it)
+    assert len(kernels) == len(points) // 2 and recs.index(kernels[0]) > recs.index(points[-1])
     assert all(r["verified"] for r in points) and {r["mode"] for r in points} == {"eager", "graph"}
     for r in points:
         assert {k: r[k] for k in PROGRAMS[r["name"]].sizes[0]} in PROGRAMS[r["name"]].sizes
@@ -77,7 +79,12 @@ def test_host_worker_on_the_cpu(tmp_path: Path) -> None:
     main(["--device", "cpu", "--calls", "50", "--rounds", "3", "--out", str(out)])
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     names = [r["name"] for r in recs if r["record"] == "point"]
-    assert names == ["kernel", "cublas", "sync", "item"]
+    assert names[:4] == ["kernel", "cublas", "sync", "item"] and names[-1] == "iteration"
+    from rooflib.bench.host_worker import OP_CASES
+
+    ops = [r["op"] for r in recs if r["record"] == "point" and r["name"] == "op"]
+    assert ops == [op for op in OP_CASES if op != "sdpa"]  # SDPA needs the GPU
+    assert all(r["host_s"] > 0 for r in recs if r["record"] == "point")
     assert all(r["verified"] and r["host_s"] > 0 for r in recs if r["record"] == "point")
 
 

@@ -51,11 +51,10 @@ def test_device_file_holds_the_fit(fitted: Any) -> None:
     """No hand-typed result: every number in the H200's compute tables comes from the committed runs."""
     block = device_block(fitted)
     data = yaml.safe_load(DEVICE_FILE.read_text())
+    data["compute"]["memory_ops"]["hbm"].pop("topk")  # the small-op grid's fit: tests/calibrate/test_small_ops.py
     _close(data["compute"], block["compute"], "compute")
     _close(data["dtype_efficiency"], block["dtype_efficiency"], "dtype_efficiency")
-    for key, fig in block["host"].items():
-        assert data["host"][key]["source"] == fig["source"]
-        assert float(data["host"][key]["value"].split()[0]) == pytest.approx(float(fig["value"].split()[0]), rel=0.02)
+    # the host block is the host family's later run (runs/x1-host-programs): tests/program/test_host_costs.py
 
 
 def test_split_is_deterministic_and_half(fitted: Any) -> None:

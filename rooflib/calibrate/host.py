@@ -1,0 +1,159 @@
+"""Host costs from the ``host`` family (rooflib/bench/host_worker.py): the ``HostSpec`` figures of a device.
+
+Every figure is a measured per-call host time, not an intercept: ``kernel`` is the median of the out-of-place
+elementwise calls (``add``, ``mul`` by a scalar, ``gelu``, ``silu``, ``tanh``, ``div``: each allocates its
+output and launches one kernel), ``cublas`` the 64 x 64 x 64 ``mm``, ``view`` the median of ``view``,
+``transpose`` and ``reshape`` (dispatch, no launch), ``iteration`` the timed loop's own cost, ``graph_launch``
+a one-kernel graph's replay, ``kernel_gap`` the slope of a replayed graph's device time over its one-element
+kernels less such a kernel's own run (profiler), ``sync`` a round trip less its parts. ``ops`` keeps, by aten
+op, the single-op calls whose cost differs from their kind's by more than ``OWN_COST`` (top-k, casts, sums,
+SDPA, ...).
+
+The compositions (``matmul3d``, ``cross_entropy``, ``chain``) and the calls taken into ``kernel`` by their median
+are not fitted one by one: :func:`host_checks` predicts them from the fitted figures (held out).
+
+>>> recs = [{"record": "point", "family": "host", "name": "op", "op": "add", "aten": ["aten.add"],
+...          "host_s": 9e-6, "verified": True}]
+>>> fit_host(recs)["kernel"]
+9e-06
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["KERNEL_CASES", "OWN_COST", "VIEW_CASES", "fit_host", "host_checks", "host_yaml"]
+
+KERNEL_CASES = ("add", "mul_scalar", "gelu", "silu", "tanh", "div")
+VIEW_CASES = ("view", "transpose", "reshape")
+SINGLE_CASES = ("cast", "softmax", "log_softmax", "sum_dim", "topk", "nll_loss", "sdpa", "split")
+COMPOSED = ("matmul3d", "cross_entropy", "chain")
+OWN_COST = 0.10
+"""A single-op call keeps its own figure when it is this much (relative) off its kind's."""
+
+
+def _points(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [
+        r
+        for r in records
+        if r.get("family") == "host"
+        and r.get("record") == "point"
+        and r.get("verified")
+        and not r.get("after_profiler")
+    ]
+
+
+def _case(points: list[Mapping[str, Any]], op: str) -> float | None:
+    vals = [float(r["host_s"]) for r in points if r.get("name") == "op" and r.get("op") == op]
+    return statistics.median(vals) if vals else None
+
+
+def _named(points: list[Mapping[str, Any]], name: str, key: str = "host_s") -> float | None:
+    vals = [float(r[key]) for r in points if r.get("name") == name and key in r]
+    return statistics.median(vals) if vals else None
+
+
+def fit_host(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{figure: seconds}`` and ``ops: {aten name: seconds}`` (see the module docstring); absent when not measured."""
+    pts = _points(records)
+    out: dict[str, Any] = {}
+    kern = [v for v in (_case(pts, c) for c in KERNEL_CASES) if v is not None]
+    if kern:
+        out["kernel"] = statistics.median(kern)
+    mm = _case(pts, "mm")
+    if mm is not None:
+        out["cublas"] = mm
+    views = [v for v in (_case(pts, c) for c in VIEW_CASES) if v is not None]
+    if views:
+        out["view"] = statistics.median(views)
+    it = _named(pts, "iteration")
+    if it is not None:
+        out["iteration"] = it
+    graph = [r for r in pts if r.get("name") == "graph"]
+    run = _named(pts, "kernel_run", "device_s")
+    if len(graph) >= 3:
+        big = [r for r in graph if float(r["nodes"]) >= 10]
+        slope = float(np.polyfit([float(r["nodes"]) for r in big], [float(r["device_s"]) for r in big], 1)[0])
+        out["kernel_gap"] = max(0.0, slope - (run or 0.0))
+        one = [float(r["host_s"]) for r in graph if float(r["nodes"]) == 1]
+        if one:
+            out["graph_launch"] = statistics.median(one)
+    round_trip, kernel = _named(pts, "sync", "time_s"), _named(pts, "kernel")
+    if round_trip is not None and kernel is not None:
+        out["sync"] = max(0.0, round_trip - kernel - (run or 0.0))
+    ops: dict[str, float] = {}
+    base = out.get("kernel")
+    for case in SINGLE_CASES:
+        v = _case(pts, case)
+        rec = next((r for r in pts if r.get("op") == case), None)
+        if v is None or rec is None or base is None:
+            continue
+        if case == "split":
+            ops[str(rec["aten"][0])] = v
+        elif abs(v / base - 1.0) > OWN_COST:
+            ops[str(rec["aten"][0])] = v
+    out["ops"] = ops
+    return out
+
+
+def _predict(fit: Mapping[str, Any], aten: Iterable[str]) -> float:
+    ops: Mapping[str, float] = fit.get("ops", {})
+    total = 0.0
+    for name in aten:
+        if name in ops:
+            total += ops[name]
+        elif name in ("aten.view", "aten._unsafe_view", "aten.transpose"):
+            total += fit.get("view", 0.0)
+        elif name == "aten.mm":
+            total += fit.get("cublas", 0.0)
+        else:
+            total += fit.get("kernel", 0.0)
+    return total
+
+
+def host_checks(records: Iterable[Mapping[str, Any]], fit: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each ``op`` case predicted from the fitted figures against its measured host time: the compositions and
+    the calls the figures take a median of are held out (``fitted`` says which are not)."""
+    pts = _points(records)
+    rows = []
+    for r in pts:
+        if r.get("name") != "op":
+            continue
+        case = str(r["op"])
+        pred = _predict(fit, r["aten"])
+        fitted = case in ("mm",) or (case in SINGLE_CASES and str(r["aten"][0]) in fit.get("ops", {}))
+        rows.append(
+            {
+                "case": case,
+                "aten": " + ".join(str(a).removeprefix("aten.") for a in r["aten"]),
+                "measured_s": float(r["host_s"]),
+                "predicted_s": pred,
+                "error_pct": (pred / float(r["host_s"]) - 1.0) * 100.0,
+                "fitted": fitted,
+            }
+        )
+    return rows
+
+
+def host_yaml(fit: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The fitted figures as a device YAML ``host:`` block (``nccl`` is not measured on one GPU: left out)."""
+    notes = {
+        "kernel": "median of one eager out-of-place elementwise call (add, mul, gelu, silu, tanh, div), tiny tensors",
+        "cublas": "one eager 64 x 64 x 64 bf16 mm",
+        "view": "median of one view, transpose, reshape call (dispatch, no launch)",
+        "iteration": "a timed loop's pick of the next input group, call and CUDA event record",
+        "kernel_gap": "graph device-time slope over 10-1000 one-element kernels less such a kernel's run (profiler)",
+        "graph_launch": "host time of one replay of a one-kernel graph, back to back",
+        "sync": "a round trip (add, synchronize) less the add's issue and its kernel's run",
+    }
+    out: dict[str, Any] = {}
+    for key, note in notes.items():
+        if key in fit:
+            out[key] = {"value": f"{fit[key] * 1e6:.4g} us", "source": source, "note": note}
+    if fit.get("ops"):
+        out["ops"] = {k: {"value": f"{v * 1e6:.4g} us", "source": source} for k, v in sorted(fit["ops"].items())}
+    return out

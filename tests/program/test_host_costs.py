@@ -1,0 +1,72 @@
+"""Host costs by kind (HostSpec ops, views, the timed loop's iteration) and their fit from the host family."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import rooflib
+from rooflib.calibrate.host import fit_host, host_checks, host_yaml
+from rooflib.program import ProgramBuilder, host_costs, simulate
+from rooflib.program.cost import op_cost
+from rooflib.program.ir import Op
+
+RUN = Path(__file__).parents[2] / "docs" / "validation" / "h200" / "runs" / "x1-host-programs" / "raw"
+
+
+@pytest.fixture(scope="module")
+def h200() -> rooflib.System:
+    return rooflib.load_system("hgx-h200", gpus=1)
+
+
+def test_issue_by_aten_op_views_and_calls(h200: rooflib.System) -> None:
+    hc = host_costs(h200)
+    assert hc.ops["aten.topk"] > 2 * hc.kernel  # a top-k costs the host more than an elementwise op
+    assert hc.issue(Op("aten.topk", "sort", {"elements": 8})) == hc.ops["aten.topk"]
+    assert hc.issue(Op("gelu", "elementwise", {"host_calls": 3})) == pytest.approx(hc.kernel + 3 * hc.view)
+    assert hc.issue(Op("up", "gemm", {}, host="cublas")) == hc.cublas
+    ar = Op("ar", "collective", {"op": "all_reduce", "bytes": 4, "calls": 3}, host="nccl")
+    assert hc.issue(ar) == pytest.approx(3 * hc.nccl)
+    assert hc.issue(Op("wait", "sync", {}, host="sync")) == 0.0
+
+
+def test_the_loop_costs_each_iteration_in_both_modes(h200: rooflib.System) -> None:
+    hc = host_costs(h200)
+    b = ProgramBuilder("tiny", world=1)
+    for _ in range(4):
+        b.elementwise("add", 256)
+    ops = b.build().ops
+    costs = [op_cost(h200, op, (0,)) for op in ops]
+    eager = simulate(ops, costs, hc, "eager")
+    assert eager.time_s == pytest.approx(4 * hc.kernel + hc.iteration)  # host-bound
+    none = simulate(ops, costs, replace(hc, iteration=0.0), "eager")
+    assert eager.time_s - none.time_s == pytest.approx(hc.iteration)
+    graph = simulate(ops, costs, hc, "graph")
+    assert graph.host_s == pytest.approx(hc.graph_launch + hc.iteration)
+
+
+def test_fit_from_the_committed_host_run() -> None:
+    recs = [json.loads(line) for line in (RUN / "host.jsonl").read_text().splitlines()]
+    fit = fit_host(recs)
+    assert 5e-6 < fit["kernel"] < fit["cublas"] < 3e-5 and 0 < fit["view"] < fit["kernel"] / 2
+    assert fit["ops"]["aten.topk"] > 2 * fit["kernel"] and "aten.gelu" not in fit["ops"]
+    held = [r for r in host_checks(recs, fit) if r["case"] in ("matmul3d", "cross_entropy", "chain")]
+    assert len(held) == 3 and all(abs(r["error_pct"]) < 20 for r in held)  # compositions from single calls
+    after = [r for r in recs if r.get("after_profiler")]
+    before = {r["op"]: r["host_s"] for r in recs if r.get("name") == "op" and not r.get("after_profiler")}
+    assert after and all(r["host_s"] > 1.2 * before[r["op"]] for r in after)  # CUPTI slows launches
+    block = host_yaml(fit, "measured: test")
+    assert block["kernel"]["value"].endswith(" us") and "aten.topk" in block["ops"]
+
+
+def test_shipped_h200_host_block_is_the_fit(h200: rooflib.System) -> None:
+    recs = [json.loads(line) for line in (RUN / "host.jsonl").read_text().splitlines()]
+    fit = fit_host(recs)
+    host = h200.device.host
+    assert host is not None and host.iteration is not None and host.view is not None
+    assert host.kernel.value == pytest.approx(fit["kernel"], rel=1e-3)
+    assert host.iteration.value == pytest.approx(fit["iteration"], rel=1e-3)
+    assert {k: f.value for k, f in host.ops.items()} == pytest.approx(fit["ops"], rel=1e-3)
