@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rooflib.collectives.group import Group
-from rooflib.collectives.model import LAUNCHES, FloatArray, Launch, PlanCost, cost_plan, plan_time
+from rooflib.collectives.model import LAUNCHES, Launch, PlanCost, cost_plan, plan_time
 from rooflib.collectives.plans import ALGORITHMS_FOR, NotApplicable, build_plan
 from rooflib.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
 from rooflib.errors import GroupError, UnitError, UnknownNameError

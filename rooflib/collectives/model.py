@@ -34,7 +34,17 @@ from rooflib.topology.allpairs import all_pairs_loads
 from rooflib.topology.links import IB, NV, PCIE, LinkTable
 from rooflib.topology.routing import link_loads
 
-__all__ = ["HBM_TRAFFIC", "LAUNCHES", "Launch", "PhaseCost", "PlanCost", "Regime", "cost_plan", "hbm_floor", "plan_time"]
+__all__ = [
+    "HBM_TRAFFIC",
+    "LAUNCHES",
+    "Launch",
+    "PhaseCost",
+    "PlanCost",
+    "Regime",
+    "cost_plan",
+    "hbm_floor",
+    "plan_time",
+]
 
 FloatArray = npt.NDArray[np.float64]
 Launch = Literal["stream", "isolated", "graph", "device"]

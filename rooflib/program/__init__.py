@@ -17,8 +17,8 @@ from rooflib.program.timeline import HostCosts, Timeline, host_costs, simulate
 
 __all__ = [
     "HOST_KINDS",
-    "TIE_TOLERANCE",
     "OP_KINDS",
+    "TIE_TOLERANCE",
     "HostCosts",
     "HostKind",
     "Op",

@@ -18,6 +18,7 @@ Assumptions beyond the compute models (each says where it comes from):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from rooflib.collectives import predict_collective
@@ -141,13 +142,29 @@ def _gemm(system: System, op: Op) -> OpCost:
 
 
 def _attention(system: System, op: Op) -> OpCost:
-    b, h, sq, skv, d = (_int(op, k) for k in ("batch", "heads", "seq_q", "seq_kv", "head_dim"))
+    """Flash attention, forward or (``backward``) backward. Variable lengths: ``seq_lens`` (self-attention of
+    each sequence, costed one length at a time), or ``varlen`` (lengths unknown, only the longest: the time runs
+    ``batch`` sequences of the longest, the bound only one of them, the least work those tokens can be)."""
+    h, d = _int(op, "heads"), _int(op, "head_dim")
     kv = _int(op, "kv_heads", h)
-    causal = bool(op.params.get("causal", False))
     dev, dt = system.device, _dtype(op)
-    real = attention(dev, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal)
-    ideal = attention(dev, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal, derate=False)
-    return _compute(real, ideal, system)
+    causal, backward = bool(op.params.get("causal", False)), bool(op.params.get("backward", False))
+
+    def cost(b: int, sq: int, skv: int, derate: bool) -> ComputeCost:
+        return attention(dev, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal, backward=backward, derate=derate)
+
+    lens = op.params.get("seq_lens")
+    if lens is not None:
+        counts = Counter(int(x) for x in lens)
+        if not counts or min(counts) < 1:
+            raise ProgramError(f"op {op.name!r}: seq_lens must list positive lengths, got {lens!r}")
+        parts = [_compute(cost(n, n_, n_, True), cost(n, n_, n_, False), system) for n_, n in sorted(counts.items())]
+        return OpCost(*(sum(getattr(c, f) for c in parts) for f in _SUMMED))
+    b, sq, skv = (_int(op, k) for k in ("batch", "seq_q", "seq_kv"))
+    return _compute(cost(b, sq, skv, True), cost(1 if op.params.get("varlen") else b, sq, skv, False), system)
+
+
+_SUMMED = ("device_s", "flops", "hbm_bytes", "net_bytes", "ideal_compute_s", "ideal_memory_s", "ideal_comm_s")
 
 
 def _elementwise(system: System, op: Op) -> OpCost:

@@ -63,7 +63,9 @@ class Op:
     """One op of a rank's program. ``params`` by kind (all sizes per rank, bytes in bytes):
 
     - ``gemm``: ``m, n, k`` (``batch`` = 1, ``dtype`` = bf16);
-    - ``attention``: ``batch, heads, seq_q, seq_kv, head_dim`` (``kv_heads``, ``causal``, ``dtype``);
+    - ``attention``: ``batch, heads, seq_q, seq_kv, head_dim`` (``kv_heads``, ``causal``, ``dtype``,
+      ``backward``); variable lengths: ``seq_lens`` (each sequence's length, self-attention; then no batch or
+      seq), or ``varlen`` (lengths unknown: ``batch`` sequences of at most ``seq_q`` each);
     - ``elementwise``: ``op`` (add, mul, gelu, silu, swiglu, copy) or ``reads, writes, flops_per_element``,
       ``elements``, ``dtype``;
     - ``norm``: ``op`` (rmsnorm, layernorm, softmax), ``rows, cols``, ``dtype``;
@@ -174,12 +176,33 @@ class ProgramBuilder:
         *,
         kv_heads: int | None = None,
         causal: bool = False,
+        backward: bool = False,
         **kw: Any,
     ) -> int:
         params = {"batch": batch, "heads": heads, "seq_q": seq_q, "seq_kv": seq_kv, "head_dim": head_dim}
         for dim, v in params.items():
             _size(f"attention {dim}", v, zero=False)
-        extra = {"dtype": dtype, "causal": causal, "kv_heads": kv_heads or heads}
+        extra = {"dtype": dtype, "causal": causal, "kv_heads": kv_heads or heads, "backward": backward}
+        return self.add("attention", {**params, **extra}, **kw)
+
+    def varlen_attention(
+        self,
+        seq_lens: Sequence[int],
+        heads: int,
+        head_dim: int,
+        dtype: str = "bf16",
+        *,
+        kv_heads: int | None = None,
+        causal: bool = True,
+        backward: bool = False,
+        **kw: Any,
+    ) -> int:
+        """Self-attention of packed sequences of lengths ``seq_lens`` (``flash_attn_varlen_func``)."""
+        lens = tuple(int(_size("attention seq_lens", v, zero=False)) for v in seq_lens)
+        if not lens:
+            raise ProgramError("varlen attention needs at least one sequence length")
+        params = {"seq_lens": lens, "heads": heads, "head_dim": head_dim, "kv_heads": kv_heads or heads}
+        extra = {"dtype": dtype, "causal": causal, "backward": backward}
         return self.add("attention", {**params, **extra}, **kw)
 
     def elementwise(self, op: str, elements: int, dtype: str = "bf16", **kw: Any) -> int:

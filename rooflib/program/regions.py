@@ -116,6 +116,8 @@ def _pair(program: Program, i: int) -> Region | None:
         coll, nbytes = _comm_op(op), _f(op, "bytes")
         if coll in ("all_gather", "all_to_all") and _close(nbytes, gemm_bytes(nxt, "in")):
             return Region("ag_gemm" if coll == "all_gather" else "a2a_gemm", i + 1, (i,))
+    if "seq_lens" in nxt.params or "seq_lens" in op.params:  # packed sequences: no fused attention model
+        return None
     if op.kind == "send_recv" and nxt.kind == "attention":
         return Region("ring_attention", i + 1, (i,))
     if op.kind == "collective" and _comm_op(op) == "all_to_all" and nxt.kind == "attention" and i + 2 < len(ops):
@@ -171,7 +173,8 @@ def _attention_cost(system: System, op: Op, sms: int | None) -> ComputeCost:
     b, h, sq, skv, d = (int(_f(op, k)) for k in ("batch", "heads", "seq_q", "seq_kv", "head_dim"))
     kv = int(_f(op, "kv_heads", h))
     dt, causal = str(op.params.get("dtype", "bf16")), bool(op.params.get("causal", False))
-    return attention(system.device, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal, sms=sms)
+    back = bool(op.params.get("backward", False))
+    return attention(system.device, b, h, sq, skv, d, dt, kv_heads=kv, causal=causal, backward=back, sms=sms)
 
 
 def _reduction(system: System, coll: str) -> str:
@@ -233,4 +236,3 @@ def region_stage(system: System, program: Program, region: Region) -> Stage:
     if region.pattern == "gemm_a2a":
         return Stage(name, cost, comm, tiles, _f(op, "n") * eb * t.m)
     raise ProgramError(f"region {name!r}: pattern {region.pattern!r} does not fit a {op.kind} op")
-

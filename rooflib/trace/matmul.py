@@ -103,6 +103,7 @@ _BLHD = {
 
 def attention(call: Call, ctx: Context) -> list[Piece]:
     q, k = call.arg("query"), call.arg("key")
+    varlen = False
     if call.name in _BHLD:  # [..., heads, seq, dim]: every dim before the heads is a batch dim
         batch, heads = math.prod(q.shape[:-3]), (q.shape[-3] if len(q.shape) >= 3 else 1)
         kv_heads = k.shape[-3] if len(k.shape) >= 3 else heads
@@ -114,6 +115,7 @@ def attention(call: Call, ctx: Context) -> list[Piece]:
         longest = call.arg("max_q", call.arg("max_seqlen_q")) or q.shape[0]
         batch, seq_q, heads = max(1, math.ceil(q.shape[0] / longest)), int(longest), q.shape[1]
         seq_kv, kv_heads = int(call.arg("max_k", call.arg("max_seqlen_k")) or k.shape[0]), k.shape[1]
+        varlen = True  # the lengths are data, unknown under fake tensors: the bound counts one longest sequence
     head_dim = q.shape[-1]
     if min(batch, heads, seq_q, seq_kv, head_dim) <= 0:
         return []
@@ -131,6 +133,8 @@ def attention(call: Call, ctx: Context) -> list[Piece]:
     }
     if call.name.endswith("_backward"):
         params["backward"] = True
+    if varlen:
+        params["varlen"] = True
     return [Piece("attention", params, call.name)]
 
 

@@ -144,3 +144,33 @@ def test_program_path_agrees_with_the_workload_catalog(h100: rooflib.System) -> 
         assert p.best["time_s"] == pytest.approx(w.best.time_s, rel=0.02)
         assert p.baseline_time_s == pytest.approx(w.baseline_time_s, rel=0.05)  # eager overlaps host and device
         assert p.best["fused"][0]["pattern"] == workload
+
+
+def test_attention_backward_and_packed_sequences_are_costed() -> None:
+    from rooflib.compute import attention
+
+    h200 = rooflib.load_system("hgx-h200")
+    b = rooflib.ProgramBuilder("attn", world=1)
+    fwd = b.attention(2, 32, 4096, 4096, 128, causal=True)
+    bwd = b.attention(2, 32, 4096, 4096, 128, causal=True, backward=True)
+    packed = b.varlen_attention([4096, 1024, 1024, 512], 32, 128)
+    p = rooflib.predict_program(b.build(), h200).ops
+    assert p[bwd]["flops"] == pytest.approx(2.5 * p[fwd]["flops"])  # FlashAttention-2: five matmuls, not two
+    assert p[bwd]["device_time_s"] > 2 * p[fwd]["device_time_s"]
+    one = {n: attention(h200.device, 1, 32, n, n, 128, causal=True) for n in (4096, 1024, 512)}
+    expected = one[4096].flops + 2 * one[1024].flops + one[512].flops  # each sequence attends to itself only
+    assert p[packed]["flops"] == pytest.approx(expected)
+    with pytest.raises(ProgramError, match="at least one sequence"):
+        rooflib.ProgramBuilder("x").varlen_attention([], 32, 128)
+
+
+def test_unknown_lengths_bound_counts_one_longest_sequence() -> None:
+    h200 = rooflib.load_system("hgx-h200")
+    b = rooflib.ProgramBuilder("attn", world=1)
+    b.add("attention", {"batch": 8, "heads": 32, "seq_q": 2048, "seq_kv": 2048, "head_dim": 128, "varlen": True})
+    p = rooflib.predict_program(b.build(), h200)
+    full = rooflib.ProgramBuilder("attn", world=1)
+    full.attention(8, 32, 2048, 2048, 128)
+    q = rooflib.predict_program(full.build(), h200)
+    assert p.baseline_time_s == pytest.approx(q.baseline_time_s)  # the time runs all 8 sequences of the longest
+    assert p.terms["compute_s"] == pytest.approx(q.terms["compute_s"] / 8)  # the bound: only one must exist
