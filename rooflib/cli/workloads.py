@@ -22,7 +22,14 @@ from rooflib.cli.common import (
 from rooflib.errors import UnitError
 from rooflib.units import format_time
 
-__all__ = ["predict", "what_if", "workloads"]
+__all__ = ["predict", "print_advice", "what_if", "workloads"]
+
+
+def print_advice(result: dict[str, Any]) -> None:
+    """The rationale of every region (``--explain``): binding resource, mechanism, schedule."""
+    for item in result.get("advice", []):
+        click.echo()
+        click.echo(click.wrap_text(item["rationale"], width=118))
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:
@@ -136,6 +143,11 @@ _LEGEND = (
     default=None,
     help="For a program: also write its timeline plot (.png, .svg or .pdf).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Per fusable region: which resource binds, why this mechanism and this schedule.",
+)
 @json_option
 @profile_option
 @catalog_option
@@ -146,6 +158,7 @@ def predict(
     sets: tuple[str, ...],
     tie_tolerance: float | None,
     out: Path | None,
+    explain: bool,
     as_json: bool,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
@@ -159,7 +172,8 @@ def predict(
     catalog = open_catalog(catalog_paths, profile)
     tol = TIE_TOLERANCE if tie_tolerance is None else tie_tolerance
     if workload not in load_workloads() and workload in catalog.names("program"):
-        _predict_program(workload, system_name, gpus, _parse_sets(sets), tol, as_json, profile, catalog, out)
+        sets_ = _parse_sets(sets)
+        _predict_program(workload, system_name, gpus, sets_, tol, as_json, profile, catalog, out, explain)
         return
     system = load(system_name, gpus=gpus, profile=profile, catalog=catalog)
     result = predict_workload(workload, system, gpus=gpus, params=_parse_sets(sets), tie_tolerance=tol).as_dict()
@@ -195,6 +209,8 @@ def predict(
     rows = [_row(c, best, ties) for c in result["schedules"]]
     print_table(("schedule", "mechanism", "comm SMs", "time", ""), rows)
     click.echo(f"\n{_LEGEND}")
+    if explain:
+        print_advice(result)
 
 
 def _predict_program(
@@ -207,6 +223,7 @@ def _predict_program(
     profile: str | None,
     catalog: Any,
     out: Path | None,
+    explain: bool = False,
 ) -> None:
     """``rooflib predict PROGRAM``: a ``kind: program`` file of a ``--catalog`` folder, as workloads are predicted."""
     from rooflib.cli.programs import print_program
@@ -229,8 +246,10 @@ def _predict_program(
         TimelineDisplay.from_prediction(result).savefig(out)
     if as_json:
         emit_json(result)
-    else:
-        print_program(result)
+        return
+    print_program(result)
+    if explain:
+        print_advice(result)
 
 
 def _parse_sweep(sweeps: tuple[str, ...], params: dict[str, str]) -> tuple[str | None, list[str | None]]:

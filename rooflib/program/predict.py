@@ -12,6 +12,8 @@
   kernel. ``best`` also gives the plan's time replayed as a CUDA graph and the regions it fuses; ``ties``: the
   plans within ``tie_tolerance`` of the best.
 - ``unmodelled``: ops costed only by the bytes they touch, with their share of the eager time.
+- ``advice``: per region, the binding resource, the best mechanism and schedule against the runner-ups and
+  NCCL's own collective, and a rationale (:mod:`rooflib.program.advice`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rooflib.errors import UnitError
+from rooflib.program.advice import region_advice
 from rooflib.program.cost import OpCost, op_cost
 from rooflib.program.ir import Op, Program, ProgramError
 from rooflib.program.regions import Region, find_regions, region_stage
@@ -77,6 +80,7 @@ class ProgramPrediction:
     stages: tuple[StagePrediction, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     tie_tolerance: float = TIE_TOLERANCE
+    advice: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def best_choice(self) -> Choice:
@@ -106,6 +110,7 @@ class ProgramPrediction:
             "terms": self.terms,
             "ops": self.ops,
             "unmodelled": self.unmodelled,
+            "advice": self.advice,
             "notes": self.notes,
         }
 
@@ -294,4 +299,5 @@ def predict_program(
         stages=tuple(preds),
         params=dict(params or {}),
         tie_tolerance=tie_tolerance,
+        advice=[region_advice(program, r, p, tie_tolerance) for r, p in zip(regions, preds, strict=True)],
     )

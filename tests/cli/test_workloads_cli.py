@@ -13,7 +13,7 @@ def test_predict_json_keys() -> None:
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     kept = {"workload", "system", "gpus", "params", "bound_time_s", "baseline_time_s", "best", "ties", "tie_tolerance", "schedules", "terms", "notes"}
-    timeline = {"program", "graph_time_s", "host_time_s", "ops", "unmodelled"}  # the keys of `rooflib trace`
+    timeline = {"program", "graph_time_s", "host_time_s", "ops", "unmodelled", "advice"}  # the keys of `rooflib trace`
     assert set(d) == kept | timeline
     assert d["params"]["k"] == 16384 and d["gpus"] == 8
     assert d["bound_time_s"] <= d["best"]["time_s"] <= d["baseline_time_s"]

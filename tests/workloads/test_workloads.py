@@ -52,6 +52,7 @@ def test_every_workload_predicts(name: str, system: str) -> None:
         "host_time_s",
         "ops",
         "unmodelled",
+        "advice",
     }
     assert set(d["best"]) == {"schedule", "comm_sms", "mechanism", "algorithm", "time_s", "graph_time_s", "fused"}
     assert [o["kind"] for o in d["ops"]] and not d["unmodelled"]
