@@ -46,7 +46,7 @@ def unmodelled_line(result: dict[str, Any]) -> str:
 
 
 @click.command("trace")
-@click.argument("target", metavar="FILE.py:FUNC")
+@click.argument("target", metavar="FILE.py:FUNC", required=False)
 @click.option(
     "--inputs",
     "inputs_spec",
@@ -65,6 +65,17 @@ def unmodelled_line(result: dict[str, Any]) -> str:
     help="Keyword for INPUTS (repeatable; an int, else a float, else a string).",
 )
 @click.option("--out", type=ImagePath(), default=None, help="Also write the timeline plot (.png, .svg or .pdf).")
+@click.option(
+    "--pkb",
+    "pkb_root",
+    metavar="ROOT",
+    default=None,
+    help="A ParallelKernelBench checkout: trace its problem --problem (instead of FILE.py:FUNC) on inputs from "
+    "its own builder.",
+)
+@click.option("--problem", default=None, metavar="ID", help="With --pkb: a problem id (16), stem, or 'all'.")
+@click.option("--size", "size_text", default="1024x1024", show_default=True, help="With --pkb: PKB's base shape MxN.")
+@click.option("--dtype", default="bfloat16", show_default=True, help="With --pkb: the dtype PKB builds inputs in.")
 @json_option
 @profile_option
 @catalog_option
@@ -75,6 +86,10 @@ def trace(
     gpus: int,
     sets: tuple[str, ...],
     out: Path | None,
+    pkb_root: str | None,
+    problem: str | None,
+    size_text: str,
+    dtype: str,
     as_json: bool,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
@@ -88,11 +103,25 @@ def trace(
     Example:
       rooflib trace tests/trace/programs/tp_mlp.py:tp_mlp --inputs tests/trace/programs/tp_mlp.py:inputs \\
           --system hgx-h100 --gpus 8 --set t=4096 --out tp_mlp.png
+      rooflib trace --pkb ../shared/pkb --problem 16 --size 4096x4096 --system hgx-h200 --gpus 8
+      rooflib trace --pkb ../shared/pkb --problem all --system hgx-h200 --gpus 8 --json
     """
     from rooflib.trace import capture_trace, load_target, lower, parse_sets
-    from rooflib.trace.errors import import_torch
+    from rooflib.trace.errors import TraceError, import_torch
 
     import_torch()
+    if pkb_root is not None or problem is not None:
+        if target is not None or inputs_spec is not None or sets:
+            raise TraceError("--pkb traces a ParallelKernelBench problem: give no FILE.py:FUNC, --inputs or --set")
+        if pkb_root is None or problem is None:
+            raise TraceError("--pkb ROOT and --problem ID go together")
+        from rooflib.cli.trace_pkb import trace_pkb
+
+        system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
+        trace_pkb(pkb_root, problem, size_text, dtype, system, gpus, out=out, as_json=as_json)
+        return
+    if target is None:
+        raise TraceError("give FILE.py:FUNC to trace (or --pkb ROOT --problem ID)")
     params = parse_sets(sets)
     system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
     func = load_target(target, "FUNC")

@@ -21,6 +21,11 @@ How the program runs:
   their upper bound (``nonzero``, ``masked_select``, boolean indexing: every element selected; ``unique``:
   every element distinct; ``bincount``: ``minlength`` bins) and say so in ``Trace.notes``. Pass split sizes and
   counts as Python values from INPUTS to keep them exact.
+- **A run with values** (``values=True``): the same, but device tensors are real host tensors (``cuda`` becomes
+  ``cpu``, every host tensor counts as the GPU's) and FUNC computes for real, so sizes that come from tensor
+  values (``bincount(...).tolist()`` split sizes, ``int(t.sum())`` allocations, numpy round trips) are exact;
+  collectives fill their outputs as if every rank held this rank's data (:mod:`rooflib.trace.values`). It costs
+  the host the program's arithmetic: for small or data-dependent programs only.
 - ``F.scaled_dot_product_attention`` and ``F.rms_norm`` are recorded whole, as the fused kernel a GPU build runs
   (a CPU-only build would decompose them; the decomposition is not recorded).
 
@@ -49,7 +54,7 @@ from typing import Any
 from rooflib.trace.cuda import fake_cuda
 from rooflib.trace.errors import TraceError, import_torch
 from rooflib.trace.intercept import Intercepts, make_modes
-from rooflib.trace.recorder import Recorder
+from rooflib.trace.recorder import _ACTIVE, Recorder
 from rooflib.trace.records import Trace
 
 __all__ = ["capture"]
@@ -121,6 +126,15 @@ def _process_group(torch: Any, world: int, rank: int, recorder: Recorder) -> Ite
         _restore(capability, saved)
 
 
+@contextlib.contextmanager
+def _active(recorder: Recorder) -> Iterator[None]:
+    _ACTIVE.append(recorder)
+    try:
+        yield
+    finally:
+        _ACTIVE.remove(recorder)
+
+
 def _restore(capability: dict[str, Any], saved: Any) -> None:
     if saved is None:
         capability.pop("fake", None)
@@ -137,7 +151,13 @@ def _waiting(original: Any, recorder: Recorder) -> Callable[..., Any]:
 
 
 def _example(
-    torch: Any, inputs: Callable[..., Any] | None, rank: int, world: int, params: Mapping[str, Any], mode: Any
+    torch: Any,
+    inputs: Callable[..., Any] | None,
+    rank: int,
+    world: int,
+    params: Mapping[str, Any],
+    mode: Any,
+    device: str = "meta",
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """INPUTS' example arguments (made on the meta device) as ``(args, kwargs)``."""
     if inputs is None:
@@ -145,7 +165,7 @@ def _example(
             raise TraceError(f"parameters {sorted(params)} given but no INPUTS function to receive them")
         return (), {}
     try:
-        with mode, torch.device("meta"):
+        with mode, torch.device(device):
             got = inputs(rank, world, torch.device("cuda"), **params)
     except TraceError:
         raise
@@ -184,9 +204,11 @@ def capture(
     rank: int = 0,
     params: Mapping[str, Any] | None = None,
     name: str | None = None,
+    values: bool = False,
 ) -> Trace:
     """Run ``func(*args)`` (or ``func(**kwargs)``), ``inputs(rank, world, device, **params)`` giving the
-    arguments, as rank ``rank`` of ``world`` with fake tensors and a fake process group; record every op."""
+    arguments, as rank ``rank`` of ``world`` with fake tensors (real host tensors with ``values``) and a fake
+    process group; record every op."""
     if isinstance(world, bool) or not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a whole number >= 1, got {world!r}")
     if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
@@ -198,16 +220,18 @@ def capture(
 
     with _LOCK:
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)  # before the patches: it imports torch._dynamo
-        recorder = Recorder(torch, world, rank)
-        intercepts = Intercepts(torch, recorder)
+        device = "cpu" if values else "meta"
+        recorder = Recorder(torch, world, rank, values=values)
+        intercepts = Intercepts(torch, recorder, device)
         with (
+            _active(recorder),
             _process_group(torch, world, rank, recorder),
             _patched(fake_cuda(torch, recorder.streams, recorder.host_sync, world)),
         ):
             setup_mode, _ = make_modes(torch, intercepts)
-            args, kwargs = _example(torch, inputs, rank, world, dict(params or {}), setup_mode)
+            args, kwargs = _example(torch, inputs, rank, world, dict(params or {}), setup_mode, device)
             function_mode, dispatch_mode = make_modes(torch, intercepts)
-            with fake_mode, function_mode, dispatch_mode:
+            with contextlib.nullcontext() if values else fake_mode, function_mode, dispatch_mode:
                 recorder.active = True
                 try:
                     func(*args, **kwargs)
@@ -225,5 +249,5 @@ def capture(
             tuple(recorder.calls),
             source=label(func),
             float32_matmul="fp32" if precision == "highest" else "tf32",
-            notes=tuple(dict.fromkeys(recorder.notes)),
+            notes=tuple(dict.fromkeys([*recorder.notes, *(["run with values on the host"] if values else [])])),
         )

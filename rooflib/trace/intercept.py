@@ -30,9 +30,10 @@ def _is_cuda(value: Any, torch: Any) -> bool:
 class Intercepts:
     """What the function mode does with one call (see :mod:`rooflib.trace.capture`)."""
 
-    def __init__(self, torch: Any, recorder: Recorder) -> None:
+    def __init__(self, torch: Any, recorder: Recorder, device: str = "meta") -> None:
         self.torch, self.recorder = torch, recorder
-        self.meta = torch.device("meta")
+        self.meta = torch.device(device)  # where "cuda" tensors live: meta (fake), or cpu (a run with values)
+        self.values = device != "meta"
         F = torch.nn.functional
         self.fused: dict[Any, tuple[str, tuple[str, ...], Mapping[str, Any]]] = {
             F.scaled_dot_product_attention: ("aten.scaled_dot_product_attention", _SDPA, _SDPA_DEFAULTS),
@@ -77,7 +78,8 @@ class Intercepts:
         rec = self.recorder
         rec.suppress += 1
         try:
-            out = self._attention(bound) if name == "aten.scaled_dot_product_attention" else None
+            fused_sdpa = name == "aten.scaled_dot_product_attention" and not self.values
+            out = self._attention(bound) if fused_sdpa else None
             if out is None:
                 out = func(*args, **kwargs)
         finally:

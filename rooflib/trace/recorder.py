@@ -12,21 +12,32 @@ from typing import Any
 from rooflib.trace.cuda import Streams
 from rooflib.trace.errors import TraceError
 from rooflib.trace.records import Call, Device, Group, TensorMeta
+from rooflib.trace.values import fill_outputs
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "active_recorder"]
 
 _GPU_DEVICES = ("meta", "cuda")
 _FUNCTIONAL = ("_c10d_functional", "_c10d_functional_autograd")
 
 
+_ACTIVE: list[Recorder] = []
+
+
+def active_recorder() -> Recorder | None:
+    """The recorder of the trace now running (for launches torch does not dispatch: Triton kernels)."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
 class Recorder:
     """The dispatch side of a trace: records each op as a :class:`Call` (see the module docstring)."""
 
-    def __init__(self, torch: Any, world: int, rank: int) -> None:
+    def __init__(self, torch: Any, world: int, rank: int, *, values: bool = False) -> None:
         from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensor
         from torch.utils._mode_utils import no_dispatch
 
         self.torch, self.world, self.rank = torch, world, rank
+        self.values = values  # a run with values: host tensors are the GPU's, collectives fill their outputs
+        self._gpu_types = (*_GPU_DEVICES, "cpu") if values else _GPU_DEVICES
         self.calls: list[Call] = []
         self.notes: list[str] = []
         self.streams = Streams()
@@ -50,7 +61,7 @@ class Recorder:
             stride = tuple(int(s) for s in t.stride())
         except (RuntimeError, NotImplementedError):  # sparse and other unstrided layouts
             stride = ()
-        device: Device = "gpu" if t.device.type in _GPU_DEVICES else "host"
+        device: Device = "gpu" if t.device.type in self._gpu_types else "host"
         itemsize = float(t.element_size())
         return TensorMeta(tuple(int(s) for s in t.shape), str(t.dtype).removeprefix("torch."), itemsize, stride, device)
 
@@ -62,6 +73,8 @@ class Recorder:
             return value
         if isinstance(value, list | tuple):
             return tuple(self.convert(v) for v in value)
+        if isinstance(value, dict):
+            return {str(k): self.convert(v) for k, v in value.items()}
         if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
             return value.node.maybe_as_int() if isinstance(value, torch.SymInt) else str(value)
         if isinstance(value, torch.ScriptObject):
@@ -166,6 +179,11 @@ class Recorder:
                 self._works[id(work)] = index
                 self._keep.append(work)
 
+    def launch(self, kernel: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """A kernel launch torch does not see (``triton.kernel``: its tensors and values)."""
+        if self.active and not self.suppress:
+            self.add("triton.kernel", {"kernel": kernel, "args": self.convert(args), **self.convert(dict(kwargs))})
+
     def wait_work(self, work: Any) -> None:
         """``Work.wait()`` of an earlier collective (patched onto the fake process group's work objects)."""
         if self.active and not self.suppress:
@@ -185,6 +203,13 @@ class Recorder:
             return None
         if self.suppress or not self.active:
             return func(*args, **kwargs)
+        if self.values:
+            out = func(*args, **kwargs)
+            if func.namespace in ("c10d", *_FUNCTIONAL):
+                names = [n for n, _ in self._schema(func)[0]]
+                fill_outputs(self.torch, func._opname, {**dict(zip(names, args, strict=False)), **kwargs}, out, self)
+            self.record(func, args, kwargs, out)
+            return out
         try:
             out = func(*args, **kwargs)
         except self._dynamic:
@@ -199,6 +224,10 @@ class Recorder:
 
     def _scalar(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         torch, t = self.torch, args[0]
+        if self.values:  # a real tensor standing for a GPU one: its value is known, reading it syncs
+            if self.active and not self.suppress:
+                self.record(func, args, kwargs, None)
+            return func(*args, **kwargs)
         constant = getattr(t, "constant", None)
         if constant is not None:
             return constant.item()

@@ -11,16 +11,22 @@ norm               native_layer_norm (layernorm), rms_norm / _fused_rms_norm (rm
                    _log_softmax (softmax): rows x cols from the input and the normalised dims
 reduction          ops torch tags ``reduction`` (sum, mean, amax, argmax, var, ...) and nll_loss, logsumexp,
                    losses: elements read, outputs written
-elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, exp, ...), dropout, and fills
+elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, exp, ...), dropout, masked_fill,
+                   scans (cumsum, cumprod, cummax, ...: read and write once), loss and softmax backwards, fills
                    (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors
-copy               _to_copy, clone, copy_, cat, repeat, pad, flip, roll, tril/triu, *_scatter, *_copy; a copy to
+copy               _to_copy, clone, copy_, cat, stack, repeat, repeat_interleave, nonzero, unique, pad, flip,
+                   roll, tril/triu, *_scatter, *_copy; a copy to
                    the host (``.cpu()``) is a copy and a host sync unless ``non_blocking``
 index              gathers (index_select, gather, embedding, index, take): bytes gathered; scatters (scatter,
                    scatter_add, index_add, index_copy, index_put, masked_scatter): bytes scattered
 sort               sort, topk, kthvalue, msort
+elementwise        ``triton.kernel`` (a Triton launch, :mod:`rooflib.trace.triton_stub`): a streaming kernel touching
+                   each of its tensor arguments once
 sync               _local_scalar_dense (``.item()``, ``.tolist()``, ``bool(t)``), ``torch.cuda.synchronize``
 (nothing)          views (ops torch marks as views: view, t, transpose, permute, expand, slice, ...) and
                    allocations (empty, empty_like, empty_strided, ...)
+(special)          convolutions (implicit GEMM), FFTs, searchsorted, bincount, sparse products:
+                   :mod:`rooflib.trace.special`
 unmodelled         anything else on the GPU: costed by the bytes its inputs and outputs touch
 =================  ============================================================================================
 
@@ -42,6 +48,7 @@ from collections.abc import Callable
 from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
 from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, round_half_up
 from rooflib.trace.records import Call, TensorMeta
+from rooflib.trace.special import SPECIAL_RULES
 
 __all__ = ["RULES", "Rule", "lower_compute"]
 
@@ -174,6 +181,18 @@ def _index(call: Call, ctx: Context) -> list[Piece]:
     return [Piece("index", {"bytes": moved}, call.name)] if moved else []
 
 
+def _kernel(call: Call, ctx: Context) -> list[Piece]:
+    """A Triton launch: every tensor argument read or written once, over the largest one's elements."""
+    tensors = [t for t in call.inputs if t.on_gpu and t.numel]
+    if not tensors:
+        return []
+    main = max(tensors, key=lambda t: t.numel)
+    dtype = model_dtype(main)
+    touched = round_half_up(sum(t.nbytes for t in tensors) / (main.numel * SIZES[dtype]))
+    params = {"reads": max(0, touched - 1), "writes": 1, "flops_per_element": 1.0, "elements": main.numel}
+    return [Piece("elementwise", {**params, "dtype": dtype}, f"triton.{call.arg('kernel', 'kernel')}")]
+
+
 def _sync(call: Call, ctx: Context) -> list[Piece]:
     return [Piece("sync", {}, call.name)]
 
@@ -217,7 +236,17 @@ RULES: dict[str, Rule] = {
         ),
         _fill,
     ),
-    **dict.fromkeys(_names("aten", "native_dropout native_dropout_backward floor_divide hardswish"), _elementwise),
+    **SPECIAL_RULES,
+    **dict.fromkeys(
+        _names(
+            "aten",
+            "native_dropout native_dropout_backward floor_divide hardswish masked_fill cumsum cumprod logcumsumexp "
+            "cummax cummin mse_loss_backward l1_loss_backward smooth_l1_loss_backward huber_loss_backward "
+            "log_sigmoid_forward log_sigmoid_backward binary_cross_entropy_backward nll_loss_backward "
+            "_softmax_backward_data _log_softmax_backward_data threshold_backward",
+        ),
+        _elementwise,
+    ),
     **dict.fromkeys(
         _names(
             "aten",
@@ -225,7 +254,8 @@ RULES: dict[str, Rule] = {
             "diagonal_scatter as_strided_scatter lift_fresh_copy expand_copy permute_copy transpose_copy "
             "view_copy t_copy unsqueeze_copy squeeze_copy detach_copy slice_copy select_copy split_copy "
             "split_with_sizes_copy unbind_copy narrow_copy alias_copy unfold_copy diagonal_copy as_strided_copy "
-            "_reshape_copy contiguous _foreach_copy",
+            "_reshape_copy contiguous _foreach_copy stack hstack vstack repeat_interleave nonzero unique_consecutive "
+            "_unique2 unique_dim tile",
         ),
         _copy,
     ),
@@ -239,6 +269,7 @@ RULES: dict[str, Rule] = {
         _index,
     ),
     **dict.fromkeys(["aten._local_scalar_dense", "cuda.synchronize"], _sync),
+    "triton.kernel": _kernel,
     **dict.fromkeys(
         _names(
             "aten",
@@ -246,7 +277,8 @@ RULES: dict[str, Rule] = {
             "record_stream detach lift_fresh lift alias _unsafe_view _reshape_alias _assert_async _assert_scalar "
             "sym_constrain_range sym_constrain_range_for_size _functional_sym_constrain_range is_same_size "
             "_has_compatible_shallow_copy_type sym_size sym_stride sym_numel sym_storage_offset dim "
-            "_make_dep_token _assert_tensor_metadata",
+            "_make_dep_token _assert_tensor_metadata _sparse_coo_tensor_with_dims_and_tensors "
+            "_sparse_coo_tensor_unsafe sparse_coo_tensor _coalesced _indices _values indices values",
         ),
         _free,
     ),

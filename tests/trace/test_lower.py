@@ -123,11 +123,14 @@ def test_index_sort_reduction_and_unmodelled() -> None:
     x = tensor(T, H)
     red = call("aten.sum", (tensor(T),), tags=frozenset({"reduction"}), self=x, dim=(1,))
     assert only(lower(trace_of(red))) == {"kind": "reduction", "elements": T * H, "outputs": T, "dtype": "bf16"}
-    odd = call("aten.cumsum", (tensor(T, dtype="int64"),), self=tensor(T, dtype="int64"), dim=0)
+    odd = call("aten.linalg_qr", (tensor(T, dtype="int64"),), A=tensor(T, dtype="int64"))
     p = lower(trace_of(odd))
     assert (
-        only(p) == {"kind": "unmodelled", "bytes": 2 * T * 8.0, "op": "aten.cumsum"} and p.ops[0].name == "aten.cumsum"
+        only(p) == {"kind": "unmodelled", "bytes": 2 * T * 8.0, "op": "aten.linalg_qr"}
+        and p.ops[0].name == "aten.linalg_qr"
     )
+    scan = call("aten.cumsum", (tensor(T, dtype="int64"),), self=tensor(T, dtype="int64"), dim=0)
+    assert only(lower(trace_of(scan)))["kind"] == "elementwise"  # a scan reads and writes once
 
 
 def test_consecutive_syncs_count_once() -> None:

@@ -1,0 +1,287 @@
+"""The ``pkb`` benchmark: ParallelKernelBench problems timed on GPUs with PKB's own convention.
+
+    python -m rooflib.bench.pkb_worker --pkb ROOT --out local.jsonl --mode local --worlds 2,8      # one GPU
+    torchrun --nproc-per-node 8 -m rooflib.bench.pkb_worker --pkb ROOT --out dist.jsonl --mode dist  # any world
+
+PKB (read by path, never copied) supplies each problem's inputs (``utils/input_output_tensors.py``,
+``create_input_tensor``) and its reference ``solution`` (``reference/<id>_<name>.py``); ``--solution DIR`` times
+``DIR/<stem>*.py`` candidates instead, checked against the reference.
+
+- ``--mode local`` (one GPU): the **single-GPU part** of each problem: rank 0's inputs at world size ``w`` (PKB's
+  builder, ``w`` from ``--worlds``), the solution run with torch's ``fake`` process group of ``w`` ranks, so its
+  collectives return at once and move nothing: what is timed is the rank's local compute alone, on the shapes it
+  has at world ``w``. Buffers a collective would have filled keep what they held (the values stay finite: PKB's
+  inputs), so the output is checked against the same program run on the host (float32 upcasts excluded: the
+  same dtypes, on the CPU; ``verified``), where the reference runs there (Triton kernels do not: ``check: none``).
+- ``--mode dist`` (under torchrun, NCCL): the whole problem; every rank times it and checks its output against
+  the reference's on the same inputs (with a candidate), or against a second reference call on fresh copies of
+  the inputs (reference alone: run-to-run agreement).
+
+Timing is PKB's (``utils/performance.py``): the inputs cloned into input groups until they exceed 3x the L2, a
+warm-up, then back-to-back calls cycling the groups with a CUDA event after each and one synchronisation at the
+end (:func:`rooflib.bench.torch_common.chained_times`). Fresh random data: PKB's builder with ``trial`` (a new
+seed per run, ``--trial``).
+
+Records (JSON Lines, ``family: pkb``): ``record: point`` with ``problem`` (stem), ``id``, ``mode``, ``world``,
+``rank``, ``size`` ([M, N]), ``dtype``, ``groups``, ``input_bytes``, ``time_s`` (median), ``time_p10_s``,
+``time_p90_s``, ``time_mean_s`` (PKB reports the mean), ``time_n``, ``warmup``, ``verified`` (true / false /
+null), ``check`` (host / reference / repeat / none), ``max_abs_error``; ``record: skipped`` with ``reason``.
+Resumable: a (problem, mode, world, rank, size, dtype, solution) already written (point or skipped) is not run
+again, so a killed run continues where it stopped without losing or repeating a record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rooflib.bench.torch_common import Clocks, Sink, chained_times, finish, groups_for, l2_bytes, meta_record, stats
+
+__all__ = ["done_keys", "flatten", "main", "parser", "record_key"]
+
+MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+KEY_FIELDS = ("problem", "mode", "world", "rank", "size", "dtype", "solution")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--pkb", required=True, help="the ParallelKernelBench checkout")
+    p.add_argument("--out", required=True, help="JSON Lines output (appended; resumable)")
+    p.add_argument("--mode", choices=("local", "dist"), default="local")
+    p.add_argument("--worlds", default="8", help="local mode: world sizes whose rank-0 shapes are timed")
+    p.add_argument("--problems", default="all", help="ids, e.g. 1,16,54 (default all)")
+    p.add_argument("--size", default="1024x1024", help="PKB's base shape MxN")
+    p.add_argument("--dtype", default="bfloat16")
+    p.add_argument("--solution", default="", help="a folder of candidate solutions (default: the reference)")
+    p.add_argument("--warmup", type=int, default=20, help="warm-up calls (PKB uses 500)")
+    p.add_argument("--iters", type=int, default=50, help="timed calls (PKB uses 100)")
+    p.add_argument("--trial", type=int, default=1, help="PKB's trial index: the random inputs' seed")
+    p.add_argument("--atol", type=float, default=1e-2)
+    p.add_argument("--rtol", type=float, default=1e-2)
+    p.add_argument("--device", default="cuda", help="cuda (default) or cpu (tests)")
+    p.add_argument("--max-seconds", type=float, default=0.0, help="stop starting problems after this long")
+    return p
+
+
+def record_key(rec: dict[str, Any]) -> tuple[str, ...]:
+    """The identity of a measurement (what resuming skips)."""
+    return tuple(json.dumps(rec.get(k), sort_keys=True) for k in KEY_FIELDS)
+
+
+def done_keys(path: str) -> set[tuple[str, ...]]:
+    """Keys of the points and skips already in ``path`` (a torn last line is ignored)."""
+    out: set[tuple[str, ...]] = set()
+    if not os.path.exists(path):
+        return out
+    with open(path) as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if rec.get("record") in ("point", "skipped") and rec.get("family") == "pkb":
+                out.add(record_key(rec))
+    return out
+
+
+def _import(path: Path, name: str, root: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(root))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(root))
+    return module
+
+
+def _problems(root: Path, wanted: str) -> list[tuple[int, str, Path]]:
+    found = []
+    for path in (root / "reference").glob("*.py"):
+        head = path.stem.split("_", 1)[0]
+        if head.isdigit():
+            found.append((int(head), path.stem, path))
+    found.sort()
+    if wanted != "all":
+        ids = {int(x) for x in wanted.split(",") if x.strip()}
+        found = [p for p in found if p[0] in ids]
+    return found
+
+
+def flatten(torch: Any, value: Any) -> list[Any]:
+    """The tensors of an output (a tensor, or nested tuples, lists and dicts of them), in order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k in sorted(value, key=str) for t in flatten(torch, value[k])]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in flatten(torch, v)]
+    return []
+
+
+def _clone(torch: Any, value: Any, device: Any = None) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone() if device is None else value.detach().to(device).clone()
+    if isinstance(value, list):
+        return [_clone(torch, v, device) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_clone(torch, v, device) for v in value)
+    if isinstance(value, torch.nn.Module):
+        import copy
+
+        m = copy.deepcopy(value)
+        return m.to(device) if device is not None else m
+    return value
+
+
+def _compare(torch: Any, got: Any, ref: Any, atol: float, rtol: float) -> tuple[bool, float]:
+    a, b = flatten(torch, got), flatten(torch, ref)
+    if len(a) != len(b):
+        return False, float("inf")
+    worst, ok = 0.0, True
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            return False, float("inf")
+        if x.numel() == 0:
+            continue
+        xf, yf = x.detach().float().cpu(), y.detach().float().cpu()
+        if xf.dtype.is_complex or yf.dtype.is_complex:
+            xf, yf = torch.view_as_real(x.detach().cpu()).float(), torch.view_as_real(y.detach().cpu()).float()
+        diff = (xf - yf).abs()
+        finite = torch.isfinite(diff)
+        worst = max(worst, float(diff[finite].max()) if bool(finite.any()) else 0.0)
+        ok = ok and bool(torch.allclose(xf, yf, atol=atol, rtol=rtol, equal_nan=True))
+    return ok, worst
+
+
+def _nbytes(torch: Any, args: Any) -> int:
+    return sum(int(t.numel() * t.element_size()) for t in flatten(torch, list(args)))
+
+
+def _time(torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a: argparse.Namespace) -> dict[str, Any]:
+    groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=64)
+    copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
+    samples = chained_times(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
+    return {"groups": groups, "input_bytes": _nbytes(torch, args), **stats(samples), "warmup": a.warmup}
+
+
+def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref_fn: Any, world: int) -> dict[str, Any]:
+    """One problem's single-GPU part at world ``world`` (the module docstring); needs the fake process group."""
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    dev = torch.device(a.device)
+    size = tuple(int(x) for x in a.size.lower().split("x"))
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    try:
+        args = tuple(build(0, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
+        host_args = _clone(torch, args, torch.device("cpu"))
+        out = fn(*_clone(torch, args))  # as PKB calls it: the references that need no autograd say so
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        rec = _time(torch, dev, fn, args, a)
+        try:
+            ref = ref_fn(*host_args)
+            ok, err = _compare(torch, out, ref, a.atol, a.rtol)
+            rec.update(verified=ok, check="host", max_abs_error=err)
+        except Exception as exc:  # the reference cannot run on the host (Triton kernels): timed, not checked
+            rec.update(verified=None, check="none", check_reason=f"{type(exc).__name__}: {exc}"[:200])
+        return rec
+    finally:
+        dist.destroy_process_group()
+
+
+def _dist(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref_fn: Any) -> dict[str, Any]:
+    """One problem whole, under torchrun (the process group is already up)."""
+    import torch.distributed as dist
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank))) if a.device == "cuda" else torch.device("cpu")
+    size = tuple(int(x) for x in a.size.lower().split("x"))
+    args = tuple(build(rank, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
+    out = fn(*_clone(torch, args))
+    ref = ref_fn(*_clone(torch, args))
+    ok, err = _compare(torch, out, ref, a.atol, a.rtol)
+    dist.barrier()
+    rec = _time(torch, dev, fn, args, a)
+    check = "reference" if fn is not ref_fn else "repeat"
+    return {**rec, "rank": rank, "world": world, "verified": ok, "check": check, "max_abs_error": err}
+
+
+def _run(
+    torch: Any, a: argparse.Namespace, build: Any, base: dict[str, Any], path: Path, world: int, dev: Any
+) -> dict[str, Any]:
+    """One measurement: a point, or a skip saying why (one problem's failure does not end the run)."""
+    pid, stem = int(base["id"]), str(base["problem"])
+    try:
+        ref_fn = _import(path, f"_pkb_ref_{pid}_{world}", path.parent).solution
+        fn = ref_fn
+        if a.solution:
+            cands = sorted(Path(a.solution).glob(f"{stem}*.py"))
+            if not cands:
+                raise FileNotFoundError(f"no {stem}*.py under {a.solution}")
+            fn = _import(cands[0], f"_pkb_sol_{pid}_{world}", cands[0].parent).solution
+        if a.mode == "local":
+            return {"record": "point", **base, **_local(torch, a, build, pid, fn, ref_fn, world)}
+        return {"record": "point", **base, **_dist(torch, a, build, pid, fn, ref_fn)}
+    except Exception as exc:
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        return {"record": "skipped", **base, "reason": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    os.environ.update(MULTICAST_ENV)  # never NVLink multicast (rooflib.conventions.MULTICAST_OFF)
+    import torch
+
+    root = Path(a.pkb).resolve()
+    build = _import(root / "utils" / "input_output_tensors.py", "_pkb_inputs", root).create_input_tensor
+    rank = 0
+    if a.mode == "dist":
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl" if a.device == "cuda" else "gloo")
+        rank = dist.get_rank()
+        if a.device == "cuda":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    out = a.out if a.mode == "local" else f"{a.out.removesuffix('.jsonl')}.rank{rank}.jsonl"
+    done, sink = done_keys(out), Sink(out)
+    dev = torch.device(a.device)
+    clocks = Clocks() if dev.type == "cuda" and rank == 0 else None
+    sink.write(meta_record(torch, dev, "pkb", mode=a.mode, pkb=str(root)))
+    start = time.monotonic()
+    worlds = [int(w) for w in a.worlds.split(",")] if a.mode == "local" else [0]
+    size = [int(x) for x in a.size.lower().split("x")]
+    jobs = [(world, *problem) for world in worlds for problem in _problems(root, a.problems)]
+    for world, pid, stem, path in jobs:  # every problem at the first world size, then the next
+        if a.max_seconds and time.monotonic() - start > a.max_seconds:
+            break
+        base = {"family": "pkb", "problem": stem, "id": pid, "mode": a.mode, "size": size, "dtype": a.dtype}
+        base.update(world=world or None, rank=rank, solution=a.solution or "reference")
+        if a.mode == "dist":
+            base["world"] = torch.distributed.get_world_size()
+        if record_key(base) in done:
+            continue
+        rec = _run(torch, a, build, base, path, world, dev)
+        if clocks is not None and rec["record"] == "point":
+            rec["sm_mhz"] = clocks.latest_sm_mhz()
+        sink.write(rec)
+        if rank == 0:
+            shown = f"{rec['time_s'] * 1e6:9.1f} us" if rec.get("time_s") else rec.get("reason", "")[:80]
+            print(f"{stem:45s} w={base['world']} {shown} verified={rec.get('verified')}", flush=True)
+    finish(sink, clocks, {"record": "meta", "family": "pkb", "end": True}, start)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

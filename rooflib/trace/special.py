@@ -1,0 +1,131 @@
+"""Lowering rules for ops that are one of the modelled kinds in disguise: convolutions (implicit GEMM), FFTs,
+scans, searches, histograms and sparse-dense products.
+
+=====================  ==========  ============================================================================
+aten op                IR kind     how
+=====================  ==========  ============================================================================
+convolution,           gemm        implicit GEMM (cuDNN's formulation; Chetlur et al. 2014, sec. 3): per group,
+_convolution,                      m = batch x output positions, n = output channels, k = input channels x
+cudnn_convolution                  kernel positions (FLOPs 2 m n k); transposed: m = batch x input positions,
+                                   n = output channels x kernel positions, k = input channels
+convolution_backward   gemm        the forward's GEMM once per gradient asked for (input, weight)
+_fft_r2c, _fft_c2r,    elementwise reads the input and writes the output once (cuFFT runs sizes up to a few
+_fft_c2c                           thousand points in one pass), FLOPs 5 N log2 N per complex transform of N
+                                   points, 2.5 N log2 N per real one (the convention of FFTW's benchFFT), at
+                                   the fp32 vector rate for complex64
+searchsorted, bucketize index      every value looked up and every index written (the sorted sequence is
+                                   small and stays in cache)
+bincount, histc        index       every input element scattered once into its bin
+_sparse_addmm,         index       the dense operand's rows gathered once per product, the output written
+_sparse_mm, sspaddmm
+=====================  ==========  ============================================================================
+
+Scans (``cumsum``, ``cumprod``, ``logcumsumexp``, ``cummax``, ``cummin``) read the input and write the output
+once (a decoupled look-back scan; Merrill & Garland 2016) and lower as elementwise ops in :mod:`rooflib.trace.rules`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rooflib.trace.pieces import Context, Piece, model_dtype, round_half_up
+from rooflib.trace.records import Call, TensorMeta
+
+__all__ = ["SPECIAL_RULES", "conv_dims", "fft_flops"]
+
+
+def conv_dims(x: TensorMeta, w: TensorMeta, out: TensorMeta, groups: int, transposed: bool) -> tuple[int, ...]:
+    """``(batch, m, n, k)`` of the implicit GEMM of a convolution (``batch`` = groups)."""
+    g = max(1, groups)
+    kernel = math.prod(w.shape[2:])
+    if transposed:  # weight [c_in, c_out / g, *kernel]
+        return g, x.shape[0] * math.prod(x.shape[2:]), w.shape[1] * kernel, w.shape[0] // g
+    return g, out.shape[0] * math.prod(out.shape[2:]), w.shape[0] // g, w.shape[1] * kernel
+
+
+def _gemm_piece(dims: tuple[int, ...], dtype: str, name: str) -> list[Piece]:
+    batch, m, n, k = dims
+    if min(dims) <= 0:
+        return []
+    return [Piece("gemm", {"m": m, "n": n, "k": k, "batch": batch, "dtype": dtype}, name)]
+
+
+def _conv(call: Call, ctx: Context) -> list[Piece]:
+    x, w = call.arg("input"), call.arg("weight")
+    if not isinstance(x, TensorMeta) or not isinstance(w, TensorMeta) or not call.outputs or len(w.shape) < 3:
+        return []
+    dims = conv_dims(x, w, call.outputs[0], int(call.arg("groups", 1)), bool(call.arg("transposed", False)))
+    return _gemm_piece(dims, model_dtype(x), call.name)
+
+
+def _conv_backward(call: Call, ctx: Context) -> list[Piece]:
+    grad, x, w = call.arg("grad_output"), call.arg("input"), call.arg("weight")
+    if not all(isinstance(t, TensorMeta) for t in (grad, x, w)) or len(w.shape) < 3:
+        return []
+    dims = conv_dims(x, w, grad, int(call.arg("groups", 1)), bool(call.arg("transposed", False)))
+    mask = call.arg("output_mask") or (True, True, False)
+    pieces = []
+    for wanted, what in zip(mask[:2], ("input", "weight"), strict=False):
+        if wanted:
+            pieces += _gemm_piece(dims, model_dtype(x), f"{call.name}.{what}")
+    return pieces
+
+
+def fft_flops(points: int, transforms: int, *, real: bool) -> float:
+    """FLOPs of ``transforms`` FFTs of ``points`` points: 5 N log2 N each (complex), half that for real data."""
+    if points <= 1:
+        return 0.0
+    return (2.5 if real else 5.0) * points * math.log2(points) * transforms
+
+
+def _scalars(t: TensorMeta) -> int:
+    """Real numbers in a tensor (a complex element holds two)."""
+    return t.numel * (2 if t.dtype.startswith("complex") else 1)
+
+
+def _fft(call: Call, ctx: Context) -> list[Piece]:
+    x = call.arg("self")
+    if not isinstance(x, TensorMeta) or not call.outputs or x.numel == 0:
+        return []
+    out = call.outputs[0]
+    dims = [int(d) % max(1, len(x.shape)) for d in (call.arg("dim") or ())]
+    signal = out if call.name == "aten._fft_c2r" else x
+    points = math.prod(signal.shape[d] for d in dims) if dims else 1
+    transforms = signal.numel // max(1, points)
+    flops = fft_flops(points, transforms, real=call.name != "aten._fft_c2c")
+    elements = max(_scalars(x), _scalars(out))
+    unit = x.nbytes / _scalars(x)  # bytes of one real number (4 for complex64 and float32)
+    dtype = {8.0: "fp64", 4.0: "fp32", 2.0: "fp16"}.get(unit, "fp32")
+    reads = max(1, round_half_up(x.nbytes / (elements * unit)))
+    writes = max(1, round_half_up(out.nbytes / (elements * unit)))
+    params = {"reads": reads, "writes": writes, "flops_per_element": flops / elements, "elements": elements}
+    return [Piece("elementwise", {**params, "dtype": dtype}, call.name)]
+
+
+def _lookup(call: Call, ctx: Context) -> list[Piece]:
+    values = call.arg("self", call.arg("input"))
+    moved = (values.nbytes if isinstance(values, TensorMeta) else 0.0) + sum(t.nbytes for t in call.outputs)
+    return [Piece("index", {"bytes": moved}, call.name)] if moved else []
+
+
+def _histogram(call: Call, ctx: Context) -> list[Piece]:
+    x, weights = call.arg("self"), call.arg("weights")
+    moved = sum(t.nbytes for t in (x, weights) if isinstance(t, TensorMeta))
+    return [Piece("index", {"bytes": moved}, call.name)] if moved else []
+
+
+def _sparse_mm(call: Call, ctx: Context) -> list[Piece]:
+    dense = [t for t in call.inputs if t.stride]  # a sparse tensor has no strides
+    moved = sum(t.nbytes for t in dense) + sum(t.nbytes for t in call.outputs)
+    return [Piece("index", {"bytes": moved}, call.name)] if moved else []
+
+
+SPECIAL_RULES = {
+    **dict.fromkeys(("aten.convolution", "aten._convolution", "aten.cudnn_convolution"), _conv),
+    "aten.convolution_backward": _conv_backward,
+    **dict.fromkeys(("aten._fft_r2c", "aten._fft_c2r", "aten._fft_c2c"), _fft),
+    **dict.fromkeys(("aten.searchsorted", "aten.bucketize"), _lookup),
+    **dict.fromkeys(("aten.bincount", "aten.histc"), _histogram),
+    **dict.fromkeys(("aten._sparse_addmm", "aten._sparse_mm", "aten.sspaddmm"), _sparse_mm),
+}
+"""Rules by aten name, merged into :data:`rooflib.trace.rules.RULES`."""
