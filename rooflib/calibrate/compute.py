@@ -16,11 +16,16 @@ What is fitted (on the fit half of the rows, :func:`fit_split`; the rest is held
 The split is deterministic: every other point of each size sweep (memory ops, sorted by size), of each GEMM
 dtype in grid order, and of each attention (mode, head size, mask) sorted by KV heads and sequence; the
 ``holdout`` grid is held out whole, except the row-wise column sweep (fitted every other point as well: the
-model needs the row lengths). Attention through explicit backends (flash, efficient, cuDNN) is not modelled.
+model needs the row lengths). The small-op grid of a programs run (``programs_worker --ops``,
+:func:`small_op_rows`) joins as compute rows: its causal SDPA passes split as the attention grid, its fp32
+softmax sweeps (four sizes each) fitted whole for every other row length (32 and 128 columns) and held out for
+the others (64 and 256).
+Attention through explicit backends (flash, efficient, cuDNN) is not modelled.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,13 +54,66 @@ ROWWISE_OPS = ("rmsnorm", "layernorm", "softmax", "sum")
 _DECODE_ROWS = 16  # GEMMs with min(m, n) up to this stream their larger operand: the gemm memory curve
 
 
-def load_runs(paths: list[str | Path]) -> pd.DataFrame:
-    """The normalised rows of several results folders, with ``run`` (the folder name) and ``line``."""
+def small_op_rows(path: str | Path) -> pd.DataFrame:
+    """The small-op grid of a folder (``programs_worker --ops``, ``record: op`` in any ``*.jsonl`` under it) as
+    compute rows: causal SDPA as ``attention`` (forward, bf16, one pass per call) and the fp32 ``softmax`` rows as
+    cold row-wise ops (inputs cycled through more than 3x the L2, as the compute family). Top-k is fitted apart
+    (:mod:`rooflib.calibrate.small_ops`)."""
+    out: list[dict[str, Any]] = []
+    for file in sorted(Path(path).rglob("*.jsonl")):
+        for number, line in enumerate(file.read_text().splitlines(), 1):
+            rec = json.loads(line) if line.strip() else {}
+            if rec.get("record") != "op" or rec.get("family") != "programs" or not rec.get("verified"):
+                continue
+            base = {"family": "compute", "verified": True, "time_s": float(rec["time_s"]), "_line": number}
+            base["grid"], base["small_ops"] = "main", True
+            if rec.get("op") == "sdpa":
+                heads, seq = int(rec["heads"]), int(rec["seq"])
+                shape = {"batch": int(rec["batch"]), "heads": heads, "kv_heads": heads, "seq_q": seq, "seq_kv": seq}
+                out.append(
+                    {
+                        **base,
+                        "op": "attention",
+                        "mode": "fwd",
+                        "dtype": "bf16",
+                        "backend": "default",
+                        **shape,
+                        "head_dim": int(rec["head_dim"]),
+                        "causal": bool(rec["causal"]),
+                        "bytes_moved": float(rec["bytes"]),
+                    }
+                )
+            elif rec.get("op") == "softmax":
+                rows, cols = int(rec["rows"]), int(rec["cols"])
+                size = 4 if rec.get("dtype") == "fp32" else 2
+                out.append(
+                    {
+                        **base,
+                        "op": "softmax",
+                        "mode": "cold",
+                        "dtype": str(rec.get("dtype")),
+                        "rows": rows,
+                        "cols": cols,
+                        "elements": rows * cols,
+                        "tensor_bytes": float(rows * cols * size),
+                        "bytes_moved": float(2 * rows * cols * size),
+                    }
+                )
+    return pd.DataFrame.from_records(out)
+
+
+def load_runs(paths: list[str | Path], ops: list[str | Path] | None = None) -> pd.DataFrame:
+    """The normalised rows of several results folders, with ``run`` (the folder name) and ``line``; and only the
+    small-op grid (:func:`small_op_rows`) of the folders ``ops``, as compute rows."""
     frames = []
     for p in paths:
         f = load_results(p)
         f["run"] = Path(p).name
         frames.append(f)
+    for p in ops or []:
+        small = small_op_rows(p)
+        if not small.empty:
+            frames.append(small.assign(run=Path(p).name))
     out = pd.concat(frames, ignore_index=True)
     if "grid" not in out:
         out["grid"] = "main"
@@ -80,14 +138,27 @@ def _alternate(rows: pd.DataFrame, by: list[str], order: list[str]) -> pd.Series
     return fit
 
 
+def _every_other_length(rows: pd.DataFrame, by: list[str]) -> pd.Series:
+    """True for the rows of every other row length (``cols``, in order) of each group ``by``: whole sweeps fitted,
+    the lengths between them held out (a sweep of four sizes is too short to split inside: its curve would
+    extrapolate past its largest fitted size)."""
+    fit = pd.Series(False, index=rows.index)
+    for _, grp in rows.groupby(by, dropna=False, sort=False):
+        lengths = sorted(grp["cols"].unique())
+        fit[grp.index[grp["cols"].isin(lengths[::2])]] = True
+    return fit
+
+
 def fit_split(rows: pd.DataFrame) -> pd.Series:
     """Which compute rows the models are fitted on (True) and which are held out (False); see the module."""
     fit = pd.Series(False, index=rows.index)
     main = rows["grid"] == "main"
     op = rows["op"]
     memory = op.isin(FLAT_OPS + ROWWISE_OPS)
-    sel = rows[main & memory]
+    small = rows["small_ops"].fillna(False).astype(bool) if "small_ops" in rows else pd.Series(False, rows.index)
+    sel = rows[main & memory & ~small]
     fit.update(_alternate(sel, ["run", "op", "mode", "dtype", "cols"], ["tensor_bytes"]))
+    fit.update(_every_other_length(rows[memory & small], ["run", "op", "dtype"]))
     sweep = rows[~main & op.isin(ROWWISE_OPS) & (rows["mode"] == "cold") & (rows["cols"] != 8192)]
     fit.update(_alternate(sweep, ["run", "op", "cols"], ["tensor_bytes"]))
     gemm = rows[main & (op == "gemm")]
@@ -131,13 +202,21 @@ def _curve(nbytes: np.ndarray, seconds: np.ndarray, bandwidth: float, source: st
 def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, Any]:
     bw = device.hbm_bandwidth.value
     hbm: dict[str, dict[str, Any]] = {}
-    cold = rows[(rows["mode"] == "cold") & (rows["dtype"] == "bf16")]
+    cold = rows[rows["mode"] == "cold"]
+    bf16 = cold[cold["dtype"] == "bf16"]
+    seen = set(zip(bf16["op"], bf16["cols"].fillna(0), strict=True))  # other dtypes only for row lengths bf16 lacks
+    keep = (cold["dtype"] == "bf16") | ~pd.Series(
+        [(o, c) in seen for o, c in zip(cold["op"], cold["cols"].fillna(0), strict=True)], index=cold.index
+    )
+    cold = cold[keep]
     for op, grp in cold[cold["op"].isin(FLAT_OPS)].groupby("op"):
         hbm[str(op)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, source)
     for key, grp in cold[cold["op"].isin(ROWWISE_OPS)].groupby(["op", "cols"]):
         parts: tuple[Any, ...] = tuple(key) if isinstance(key, tuple) else (key,)
         op, cols = str(parts[0]), int(float(parts[1]))
         where = f"{source}, rows of {cols}"
+        if "small_ops" in grp and grp["small_ops"].fillna(False).astype(bool).all():
+            where += f" ({grp['dtype'].iloc[0]}, the small-op grid: programs_worker --ops)"
         hbm[curve_key(op, cols)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, where)
     gemm = rows[(rows["op"] == "gemm") & (np.minimum(rows["m"], rows["n"]) <= _DECODE_ROWS)]
     if not gemm.empty:

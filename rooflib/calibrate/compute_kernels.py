@@ -6,9 +6,10 @@
   product's columns); then one least-squares fit (soft-L1 loss on ``log(predicted / measured)``) of the bf16 and
   fp8 efficiencies (of the datasheet peaks), the operand rate, the per-unit and per-kernel fixed times and the
   split-K reduction time, with the measured ``gemm`` memory curve held fixed;
-- attention: one efficiency per (head size, mask, direction) measured with SDPA's default backend, and one fixed
-  time per pass (forward and backward share it: a separate one for the few backward points overfitted), fitted
-  the same way with the ``attention`` memory curve held fixed.
+- attention: one efficiency per (head size, mask, direction) measured with SDPA's default backend, one fixed
+  time per pass (forward and backward share it: a separate one for the few backward points overfitted) and one
+  time per wave of units (large passes of many waves and the small one-wave passes of the small-op grid pin the
+  two apart), fitted the same way with the ``attention`` memory curve held fixed.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def fit_attention(
         model = AttentionModelSpec(
             block_q=ATTENTION_BLOCK[0],
             block_kv=ATTENTION_BLOCK[1],
-            kernel_fixed=Duration(value=float(np.exp(x[-1])), source=source),
+            kernel_fixed=Duration(value=float(np.exp(x[-2])), source=source),
+            wave_overhead=Duration(value=float(np.exp(x[-1])), source=source),
             efficiency=points,
             source=f"{source}: SDPA's default backend (cuDNN on the H200), {len(keys)} head sizes x masks x directions",
         )
@@ -178,8 +180,8 @@ def fit_attention(
     def residual(x: np.ndarray) -> np.ndarray:
         return np.asarray(np.log(attention_predict(build(x), rows) / measured), dtype=np.float64)
 
-    x0 = np.log([0.6] * len(keys) + [5e-6])
-    hi = np.array([0.0] * len(keys) + [40.0])
+    x0 = np.log([0.6] * len(keys) + [5e-6, 1e-6])
+    hi = np.array([0.0] * len(keys) + [40.0, 40.0])
     fitted = build(_least_squares(residual, x0, hi))
     assert fitted.compute is not None and fitted.compute.attention is not None
     return fitted.compute.attention

@@ -1,8 +1,11 @@
 """Held-out errors of the fitted compute models, the device-file block, and the report that shows them.
 
     python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute \\
-        docs/validation/h200/runs/x1-compute-holdout --device h200-sxm \\
-        --out docs/validation/h200/report-x1-compute [--write-device hardware/devices/h200-sxm.yaml]
+        docs/validation/h200/runs/x1-compute-holdout --ops docs/validation/h200/runs/x1-host-programs \\
+        --device h200-sxm --out docs/validation/h200/report-x1-compute [--write-device hardware/devices/h200-sxm.yaml]
+
+``--ops`` adds only the small-op grid of a programs run (``programs_worker --ops``: small causal SDPA passes and
+fp32 softmax rows, :func:`rooflib.calibrate.compute.small_op_rows`), split and reported as the compute rows.
 
 Fits the models on the fit half (:func:`rooflib.calibrate.compute.fit_split`), predicts every row, and writes
 ``REPORT.md`` (median, p90 and max absolute error of time per op family, fitted and held out, with the catalog's
@@ -30,7 +33,8 @@ __all__ = ["device_block", "error_table", "main", "predict_rows", "subsets"]
 
 COMMAND = (
     "python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute "
-    "docs/validation/h200/runs/x1-compute-holdout --device h200-sxm --out docs/validation/h200/report-x1-compute"
+    "docs/validation/h200/runs/x1-compute-holdout --ops docs/validation/h200/runs/x1-host-programs "
+    "--device h200-sxm --out docs/validation/h200/report-x1-compute"
 )
 
 
@@ -67,6 +71,7 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     gemm = op == "gemm"
     m = rows["m"].fillna(0)
     att = op == "attention"
+    small = rows["small_ops"].fillna(False).astype(bool) if "small_ops" in rows else pd.Series(False, rows.index)
     out = [
         ("memory ops (all)", flat | rowwise),
         ("  elementwise, cold", flat & (mode == "cold")),
@@ -75,6 +80,7 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
         ("  L2-resident (hot)", (flat | rowwise) & (mode == "hot")),
         ("  fp32", (flat | rowwise) & (rows["dtype"] == "fp32")),
         ("  second grid (random sizes)", (flat | rowwise) & ~main & (rows["cols"].fillna(8192) == 8192)),
+        ("  small-op grid (fp32 softmax, 32-256 columns)", rowwise & small),
         ("GEMM (all)", gemm),
         ("  bf16", gemm & (rows["dtype"] == "bf16")),
         ("  fp8", gemm & (rows["dtype"] == "fp8")),
@@ -87,6 +93,7 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
         ("  backward", att & (mode == "bwd")),
         ("  decode (one query row)", att & (rows["seq_q"] == 1)),
         ("  second grid (random shapes)", att & ~main),
+        ("  small-op grid (causal, seq 128-2048)", att & small),
     ]
     return [(label, mask.fillna(False).astype(bool)) for label, mask in out]
 
@@ -200,14 +207,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--device", required=True, help="catalog device the runs measured, e.g. h200-sxm")
     p.add_argument("--out", required=True, type=Path, help="report folder")
     p.add_argument("--write-device", type=Path, default=None, help="device YAML to update with the fit")
+    p.add_argument("--ops", nargs="*", default=[], help="programs runs whose small-op grid (only) joins the fit")
     args = p.parse_args(argv)
     from rooflib.specs import default_catalog
 
     device = default_catalog().device(args.device)
-    frame = load_runs(args.runs)
+    frame = load_runs(args.runs, args.ops)
     meta = frame[frame["family"] == "compute"]
     when = str(meta["gpu"].dropna().iloc[0]) if "gpu" in meta and meta["gpu"].notna().any() else "GPU"
-    names = [Path(r).name for r in args.runs]
+    names = [Path(r).name for r in [*args.runs, *args.ops]]
     source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(names)}; fit half)"
     host_source = f"measured: rooflib bench host, one {when} (runs/{names[0]})"
     result = fit_compute(frame, device, source, host_source)

@@ -43,9 +43,11 @@ def _attention_lines(result: ComputeFit) -> list[str]:
     if not a:
         return []
     pts = "; ".join(f"{k} {v:.3f}" for k, v in a["efficiency"].items())
+    w = a.get("wave_overhead")
+    wave = f" plus {w['value'] * 1e6:.2f} us per wave of units, a wave no shorter than its longest unit" if w else ""
     return [
         f"- attention: blocks of {a['block_q']} x {a['block_kv']} (decode: {a['min_block_q']} query rows); "
-        f"{a['kernel_fixed']['value'] * 1e6:.1f} us per prefill pass; efficiency of the peak: {pts}.",
+        f"{a['kernel_fixed']['value'] * 1e6:.1f} us per prefill pass{wave}; efficiency of the peak: {pts}.",
     ]
 
 

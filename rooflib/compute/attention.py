@@ -17,7 +17,10 @@ compute``) run it as blocks (:func:`attention_blocks`): each (batch, head, query
 work unit that runs the key blocks of ``block_kv`` it sees (all, or up to its diagonal when causal: a causal
 kernel computes whole diagonal blocks, so short causal sequences do more than half the work), in waves over the
 SMs, at the measured share of the tensor peak for its head size, mask and direction (interpolated in log head
-size between measured ones), plus a fixed time per kernel; the memory side (decode: one query row against a
+size between measured ones), plus a fixed time per kernel and, where measured, a time per wave (each unit's
+prologue and epilogue: loading its query block, writing its output); a wave lasts at least its longest unit
+(a causal pass of one wave, short sequences, takes as long as its last query block, which sees every key
+block, not the mean); the memory side (decode: one query row against a
 long KV cache) runs at the measured ``attention`` curve (:mod:`rooflib.compute.memory`).
 
 Other devices run on tensor cores at the tensor peak x ``tensor_efficiency``: the spec holds one tensor
@@ -178,9 +181,15 @@ def _blocked(
     nq, kv_blocks = attention_blocks(sq, skv, block_q, model.block_kv, causal)
     unit_flops = 4.0 * block_q * model.block_kv * d * kv_blocks * (BACKWARD_FLOP_RATIO if backward else 1.0)
     waves = math.ceil(b * h * nq / rates.sms)
-    fixed = model.kernel_fixed.value if block_q == model.block_q else 0.0
+    prefill = block_q == model.block_q
+    fixed = model.kernel_fixed.value if prefill else 0.0
+    if prefill and model.wave_overhead is not None:
+        fixed += waves * model.wave_overhead.value
+    # one wave cannot end before its longest unit (the last query block of a causal pass sees every key block)
+    longest = float(math.ceil(skv / model.block_kv)) if causal else kv_blocks
+    blocks = max(waves * kv_blocks, longest)
     extra = nbytes / float(memory_rate(device, "copy", nbytes)[()]) if backward else 0.0
-    return fixed + waves * unit_flops / rates.flops_per_sm_per_s + extra
+    return fixed + blocks * (unit_flops / kv_blocks) / rates.flops_per_sm_per_s + extra
 
 
 def attention(

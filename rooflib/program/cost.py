@@ -12,7 +12,9 @@ Assumptions beyond the compute models (each says where it comes from):
 - ``sort``: a radix sort of 32-bit keys in 4 passes, each reading and writing the keys (CUB's onesweep
   radix sort uses 4 passes of 8 bits for 32-bit keys); a top-k on a device with a measured ``topk`` curve takes
   that curve's time (its bytes stay the sort's);
-- ``reduction``: every input read once and every output written once.
+- ``reduction``: every input read once and every output written once; on a device with measured ``sum``
+  curves the time is theirs (rows = outputs, row length = elements / outputs), and a ``copy`` takes the measured
+  ``copy`` curve's time (small copies and reductions then cost a kernel's floor, not their bytes at full rate).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from rooflib.compute import (
     elementwise_op,
     gemm,
     normalization,
+    reduction,
 )
 from rooflib.compute.memory import memory_time
 from rooflib.errors import UnknownNameError
@@ -194,9 +197,28 @@ def _norm(system: System, op: Op) -> OpCost:
     return _compute(real, ideal, system)
 
 
+def _measured(system: System, kind: str) -> bool:
+    """Whether the device has a measured memory curve for ``kind`` (:mod:`rooflib.compute.memory`)."""
+    models = system.device.compute
+    return models is not None and models.memory_ops is not None and bool(models.memory_ops.curves(kind))
+
+
 def _reduction(system: System, op: Op) -> OpCost:
     size = bytes_per_element(_dtype(op))
-    return _bytes(system, (_int(op, "elements") + _int(op, "outputs", 1)) * size)
+    elements, outputs = _int(op, "elements"), _int(op, "outputs", 1)
+    cost = _bytes(system, (elements + outputs) * size)
+    if elements > 0 and outputs > 0 and _measured(system, "sum"):  # measured: the ``sum`` curves, by row length
+        rows, cols = outputs, max(1, round(elements / outputs))
+        return replace(cost, device_s=reduction(system.device, rows, cols, _dtype(op)).time_s)
+    return cost
+
+
+def _copy(system: System, op: Op) -> OpCost:
+    nbytes = 2.0 * float(_p(op, "bytes"))  # type: ignore[arg-type]
+    cost = _bytes(system, nbytes)
+    if op.kind == "copy" and nbytes > 0 and _measured(system, "copy"):  # measured: the ``copy`` curve
+        return replace(cost, device_s=float(memory_time(system.device, "copy", nbytes)[()]))
+    return cost
 
 
 def _is_topk(system: System, op: Op) -> bool:
@@ -228,7 +250,7 @@ def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:
     if kind == "reduction":
         return _reduction(system, op)
     if kind in ("copy", "index"):
-        return _bytes(system, 2.0 * float(_p(op, "bytes")))  # type: ignore[arg-type]
+        return _copy(system, op)
     if kind == "sort":
         return _sort(system, op)
     if kind == "collective":

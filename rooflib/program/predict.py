@@ -177,7 +177,7 @@ def _apply(
     assert region.compute is not None  # fused choices exist only for regions with compute
     launch = system.device.kernel_launch.value  # the timeline charges the fused kernel's launch itself
     out[region.compute] = replace(costs[region.compute], device_s=max(0.0, pick.time_s - launch))
-    for i in region.comms:
+    for i in (*region.comms, *region.glue):
         out[i] = replace(costs[i], device_s=0.0)
         ops[i] = replace(program.ops[i], host="none")
     return ops, out

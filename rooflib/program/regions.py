@@ -6,6 +6,8 @@ from the op sequence (consecutive ops of one stream whose bytes match) or named 
 communication op's ``overlaps`` parameter names the compute op it may overlap). Patterns:
 
 - ``gemm_rs`` / ``gemm_ar``: a GEMM, then a reduce-scatter / all-reduce of exactly its output (partial sums);
+  here and in the two GEMM patterns below, copies of the moved tensor in between (a ``clone`` of the output, a
+  ``cat`` of gathered pieces) belong to the region: the fused kernel writes or reads the tensor in place;
 - ``gemm_ag``: a GEMM, then an all-gather of its output from every rank;
 - ``ag_gemm``: an all-gather of exactly a GEMM's input, then the GEMM;
 - ``a2a_gemm`` / ``gemm_a2a``: an all-to-all delivering a GEMM's input (MoE dispatch + expert GEMM) / moving
@@ -60,10 +62,11 @@ class Region:
     pattern: str
     compute: int | None
     comms: tuple[int, ...]
+    glue: tuple[int, ...] = ()  # copies between them of the moved tensor (clone, cat): a fused kernel skips them
 
     @property
     def ops(self) -> tuple[int, ...]:
-        return tuple(sorted((*(() if self.compute is None else (self.compute,)), *self.comms)))
+        return tuple(sorted((*(() if self.compute is None else (self.compute,)), *self.comms, *self.glue)))
 
 
 def _f(op: Op, key: str, default: float | None = None) -> float:
@@ -100,31 +103,62 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9)
 
 
-def _pair(program: Program, i: int) -> Region | None:
-    """The operand-matched region starting at op ``i`` (with the next op or two), if any."""
+def _skip_glue(program: Program, start: int, stream: str, sizes: tuple[float, ...]) -> int:
+    """The first op at or after ``start`` that is not a copy (clone, cat, contiguous) of ``sizes`` bytes."""
+    j = start
+    while j < len(program.ops) - 1:
+        op = program.ops[j]
+        if op.kind != "copy" or op.stream != stream or not any(_close(_f(op, "bytes"), b) for b in sizes):
+            break
+        j += 1
+    return j
+
+
+def _gemm_pair(program: Program, i: int) -> Region | None:
+    """A GEMM and the collective of its output after it, or a collective of its input before it (copies of the
+    moved tensor in between allowed)."""
     ops, op = program.ops, program.ops[i]
-    nxt = ops[i + 1]
+    size = gemm_bytes(op, "out") if op.kind == "gemm" else _f(op, "bytes")
+    j = _skip_glue(program, i + 1, op.stream, (size,))
+    nxt, glue = ops[j], tuple(range(i + 1, j))
     if nxt.stream != op.stream or "group" in op.params or "group" in nxt.params:
         return None
     if op.kind == "gemm" and nxt.kind == "collective":
         coll, nbytes = _comm_op(nxt), _f(nxt, "bytes")
         if coll in _AFTER_GEMM and _close(nbytes, gemm_bytes(op, "out")):
-            return Region(_AFTER_GEMM[coll], i, (i + 1,))
+            return Region(_AFTER_GEMM[coll], i, (j,), glue)
         if coll == "all_gather" and _close(nbytes, gemm_bytes(op, "out") * program.world):
-            return Region("gemm_ag", i, (i + 1,))
+            return Region("gemm_ag", i, (j,), glue)
     if op.kind == "collective" and nxt.kind == "gemm":
         coll, nbytes = _comm_op(op), _f(op, "bytes")
         if coll in ("all_gather", "all_to_all") and _close(nbytes, gemm_bytes(nxt, "in")):
-            return Region("ag_gemm" if coll == "all_gather" else "a2a_gemm", i + 1, (i,))
-    if "seq_lens" in nxt.params or "seq_lens" in op.params:  # packed sequences: no fused attention model
+            return Region("ag_gemm" if coll == "all_gather" else "a2a_gemm", j, (i,), glue)
+    return None
+
+
+def _attention_pair(program: Program, i: int) -> Region | None:
+    """Ring attention (send/recv, attention) or Ulysses (all-to-all, attention, all-to-all) starting at ``i``."""
+    ops, op = program.ops, program.ops[i]
+    nxt = ops[i + 1]
+    if nxt.stream != op.stream or nxt.kind != "attention" or "seq_lens" in nxt.params:  # packed: no fused model
         return None
-    if op.kind == "send_recv" and nxt.kind == "attention":
+    if op.kind == "send_recv":
         return Region("ring_attention", i + 1, (i,))
-    if op.kind == "collective" and _comm_op(op) == "all_to_all" and nxt.kind == "attention" and i + 2 < len(ops):
+    if op.kind == "collective" and _comm_op(op) == "all_to_all" and i + 2 < len(ops):
         last = ops[i + 2]
         if last.kind == "collective" and _comm_op(last) == "all_to_all" and last.stream == op.stream:
             return Region("ulysses_attention", i + 1, (i, i + 2))
     return None
+
+
+def _pair(program: Program, i: int) -> Region | None:
+    """The operand-matched region starting at op ``i``, if any."""
+    kind = program.ops[i].kind
+    if kind in ("gemm", "collective"):
+        found = _gemm_pair(program, i)
+        if found is not None:
+            return found
+    return _attention_pair(program, i) if kind in COMM_KINDS else None
 
 
 def _named(program: Program, taken: set[int]) -> list[Region]:
@@ -199,7 +233,7 @@ def region_stage(system: System, program: Program, region: Region) -> Stage:
     """The schedule model's stage for ``region`` of ``program`` on ``system``."""
     ops = program.ops
     comms = [ops[i] for i in region.comms]
-    name = "+".join(ops[i].name for i in region.ops)
+    name = "+".join(ops[i].name for i in region.ops if i not in region.glue)
     if region.compute is None:
         return Stage(name, None, _comm(system, comms, False))
     op = ops[region.compute]

@@ -9,8 +9,10 @@ network and overlap compute only when they are on another stream. A host sync (`
 until the device is done.
 
 Two modes, both timed as ParallelKernelBench and nccl-tests time (back-to-back iterations, per-iteration
-events): ``eager`` runs four iterations and takes the steady state, the time between the last two iterations'
-ends, so a host-bound program costs its host time and a device-bound one its device time (not their sum);
+events): ``eager`` runs eight iterations and takes the steady state, the mean time between the ends of the last
+four (a loop whose device idles between iterations alternates between paying ``kernel_launch`` and not, so one
+interval is not the period), so a host-bound program costs its host time and a device-bound one its device time
+(not their sum);
 ``graph`` replays the program as one captured CUDA graph: one ``graph_launch`` of host time per iteration and no
 per-op host cost. In both, a kernel already queued behind another starts ``kernel_gap`` after it. A host sync
 cannot be captured in a graph; the timeline charges it as eager does.
@@ -34,10 +36,11 @@ from rooflib.specs.devices import HostSpec
 from rooflib.specs.figures import Duration
 from rooflib.specs.resolve import System
 
-__all__ = ["ITERATIONS", "HostCosts", "Mode", "Slot", "Timeline", "host_costs", "simulate"]
+__all__ = ["ITERATIONS", "STEADY", "HostCosts", "Mode", "Slot", "Timeline", "host_costs", "simulate"]
 
 Mode = Literal["eager", "graph"]
-ITERATIONS = 4
+ITERATIONS = 8
+STEADY = 4  # iterations the steady state is averaged over (the last ones)
 
 
 @dataclass(frozen=True)
@@ -167,5 +170,6 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
         iteration_ends.append(max([device_done, host]))
         if it == 0:
             first = slots
-    steady = iteration_ends[-1] - iteration_ends[-2] if len(iteration_ends) > 1 else iteration_ends[-1]
+    span = min(STEADY, len(iteration_ends) - 1)
+    steady = (iteration_ends[-1] - iteration_ends[-1 - span]) / span if span else iteration_ends[-1]
     return Timeline(mode, steady, host_busy, tuple(first))

@@ -161,13 +161,17 @@ class AttentionModelSpec(SpecModel):
     """Flash attention as blocks: each (batch, head, query block) is a work unit that runs the key blocks it sees
     (all of them, or those up to its diagonal when causal) at ``efficiency x`` the tensor peak share of an SM; a
     query shorter than ``block_q`` runs in a block of its length rounded up to ``min_block_q`` (decode, which has
-    no ``kernel_fixed``: its measured memory curve holds its fixed costs). The backward pass adds its
-    memory-bound pre- and post-processing kernels: its bytes at the ``copy`` rate (:mod:`rooflib.compute.attention`)."""
+    no ``kernel_fixed``: its measured memory curve holds its fixed costs); ``wave_overhead``, where measured, is a
+    prefill pass's time per wave of units. The backward pass adds its memory-bound pre- and post-processing
+    kernels: its bytes at the ``copy`` rate (:mod:`rooflib.compute.attention`)."""
 
     block_q: WholeNumber = Field(gt=0)
     block_kv: WholeNumber = Field(gt=0)
     min_block_q: WholeNumber = Field(16, gt=0)
     kernel_fixed: Duration = Field(description="fixed time of a prefill pass, forward or backward")
+    wave_overhead: Duration | None = Field(
+        None, description="time per wave of work units over the SMs (a unit's prologue and epilogue), prefill"
+    )
     efficiency: dict[AttentionKey, float] = Field(
         min_length=1, description="achieved share of the tensor peak on executed blocks, by DIRECTION-MASK-HEAD_DIM"
     )

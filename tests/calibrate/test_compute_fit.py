@@ -18,15 +18,19 @@ from rooflib.specs.compute_models import AttentionModelSpec, GemmTiles, MemoryOp
 
 ROOT = Path(__file__).parents[2]
 RUNS = [ROOT / "docs/validation/h200/runs/x1-compute", ROOT / "docs/validation/h200/runs/x1-compute-holdout"]
+OPS = [ROOT / "docs/validation/h200/runs/x1-host-programs"]  # only its small-op grid (programs_worker --ops)
 DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
-SOURCE = "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout; fit half)"
+SOURCE = (
+    "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
+    "runs/x1-host-programs; fit half)"
+)
 HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
 
 
 @pytest.fixture(scope="module")
 def fitted() -> Any:
     device = default_catalog().device("h200-sxm")
-    result = fit_compute(load_runs([str(p) for p in RUNS]), device, SOURCE, HOST_SOURCE)
+    result = fit_compute(load_runs([str(p) for p in RUNS], [str(p) for p in OPS]), device, SOURCE, HOST_SOURCE)
     assert result is not None
     return result
 
@@ -58,7 +62,7 @@ def test_device_file_holds_the_fit(fitted: Any) -> None:
 
 
 def test_split_is_deterministic_and_half(fitted: Any) -> None:
-    rows = compute_rows(load_runs([str(p) for p in RUNS]))
+    rows = compute_rows(load_runs([str(p) for p in RUNS], [str(p) for p in OPS]))
     again = fit_split(rows)
     assert (again == fitted.fit).all()
     main = rows["grid"] == "main"

@@ -48,3 +48,22 @@ def test_explain_prints_the_rationale() -> None:
     assert "communication binds" in r.output and "Mechanism:" in r.output and "Schedule:" in r.output
     j = CliRunner().invoke(main, ["predict", "gemm_rs", "-s", "hgx-h100", "-n", "8", "--json"])
     assert json.loads(j.output)["advice"][0]["pattern"] == "gemm_rs"
+
+
+def test_copies_of_the_moved_tensor_belong_to_the_fused_region() -> None:
+    """PKB's gemm_allreduce clones the product before the all-reduce and allgather_gemm cats the pieces."""
+    from rooflib.program import fusable_regions
+
+    b = rooflib.ProgramBuilder("gemm_clone_ar", world=8)
+    b.gemm(4096, 4096, 512, name="mm")
+    b.copy(4096 * 4096 * 2, name="clone")
+    b.collective("all_reduce", 4096 * 4096 * 2, name="ar")
+    (region,) = fusable_regions(b.build())
+    assert (region.pattern, region.glue) == ("gemm_ar", (1,))
+    p = rooflib.predict_program(b.build(), rooflib.load_system("hgx-h200"))
+    assert p.best["fused"][0]["ops"] == ["mm", "clone", "ar"] and p.best["time_s"] < p.baseline_time_s
+    other = rooflib.ProgramBuilder("gemm_copy_other", world=8)
+    other.gemm(4096, 4096, 512)
+    other.copy(123.0)  # a copy of something else breaks the chain
+    other.collective("all_reduce", 4096 * 4096 * 2)
+    assert not fusable_regions(other.build())

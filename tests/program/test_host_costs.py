@@ -70,3 +70,21 @@ def test_shipped_h200_host_block_is_the_fit(h200: rooflib.System) -> None:
     assert host.kernel.value == pytest.approx(fit["kernel"], rel=1e-3)
     assert host.iteration.value == pytest.approx(fit["iteration"], rel=1e-3)
     assert {k: f.value for k, f in host.ops.items()} == pytest.approx(fit["ops"], rel=1e-3)
+
+
+def test_a_host_bound_graph_loop_runs_at_its_host_period(h200: rooflib.System) -> None:
+    """Six tiny kernels replayed as a graph: the device (~12 us with the launch latency when it idles) is shorter
+    than the host's replay and loop (~13.7 us) only every other iteration; the steady state is the host's period,
+    not one interval of that alternation."""
+    hc = host_costs(h200)
+    b = ProgramBuilder("chain", world=1)
+    for _ in range(6):
+        b.elementwise("add", 65536)
+    ops = b.build().ops
+    costs = [op_cost(h200, op, (0,)) for op in ops]
+    device = sum(c.device_s for c in costs)
+    host = hc.graph_launch + hc.iteration
+    assert device < host < device + hc.launch_latency  # the alternating regime
+    steady = simulate(ops, costs, hc, "graph").time_s
+    assert steady == pytest.approx(host, rel=0.05)  # the mean of the last four intervals
+    assert steady > device + hc.launch_latency / 4  # not the device-bound interval (one of the alternation's)
