@@ -13,6 +13,7 @@ from __future__ import annotations
 import click
 
 import rooflib
+from rooflib.cli.aiconfigurator import import_aiconfigurator
 from rooflib.cli.collective import collective
 from rooflib.cli.common import RooflibGroup
 from rooflib.cli.measure import bench, calibrate_cmd, import_nccl_tests, validate_cmd
@@ -62,6 +63,7 @@ for _command in (
     calibrate_cmd,
     validate_cmd,
     import_nccl_tests,
+    import_aiconfigurator,
     workloads,
     predict,
     what_if,

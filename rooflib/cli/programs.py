@@ -29,9 +29,10 @@ def print_program(d: dict[str, Any]) -> None:
     click.echo(f"best: {best['schedule']} with {best['mechanism']} ({format_time(best['time_s'])}{graph})")
     for region in best.get("fused", []):
         sms = f", {region['comm_sms']} comm SMs" if region["schedule"] == "inter_sm" else ""
+        absorbs = f", absorbing {len(region['absorbs'])} copies/fills" if region.get("absorbs") else ""
         click.echo(
             f"  fuse {' + '.join(region['ops'])} ({region['pattern']}): {region['schedule']} with "
-            f"{region['mechanism']}{sms}"
+            f"{region['mechanism']}{sms}{absorbs}"
         )
     for note in d.get("notes", []):
         click.echo(f"note: {note}")

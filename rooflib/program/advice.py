@@ -19,7 +19,10 @@ from rooflib.schedule import AUTO, LIBRARY, Choice, StagePrediction
 from rooflib.transfer import CAPABILITIES
 from rooflib.units import format_time
 
-__all__ = ["region_advice"]
+__all__ = ["HOST_BOUND", "host_advice", "region_advice"]
+
+HOST_BOUND = 0.9
+"""A CUDA graph is advised when its replay takes less than this share of the eager time."""
 
 _WHY_MECHANISM = {
     "multimem": "the NVSwitch reduces (multimem ld_reduce / red), so each GPU sends its data once instead of "
@@ -153,3 +156,32 @@ def _rationale(
     else:
         lines.append(f"Schedule: {best.schedule}: {reason}.")
     return " ".join(lines)
+
+
+def host_advice(eager: Any, graph_s: float, best_graph_s: float, terms: dict[str, float]) -> list[dict[str, Any]]:
+    """Advice to replay the program as a CUDA graph when the eager loop is host-bound (``eager``: the eager
+    :class:`~rooflib.program.timeline.Timeline`); empty when the graph would not be faster than ``HOST_BOUND``."""
+    if not graph_s < HOST_BOUND * eager.time_s:
+        return []
+    fused = f"; with the fused regions below, {format_time(best_graph_s)}" if best_graph_s < graph_s * 0.99 else ""
+    text = (
+        f"Host-bound: the eager loop takes {format_time(eager.time_s)}, of which the host spends "
+        f"{format_time(eager.host_s)} issuing ops; one CUDA-graph replay takes {format_time(graph_s)} "
+        f"({eager.time_s / graph_s:.2f}x){fused}. Capture the step in a CUDA graph (torch.cuda.graphs) or fuse its "
+        "small ops before tuning any kernel."
+    )
+    return [
+        {
+            "ops": [],
+            "pattern": "graph",
+            "binding": "host",
+            "bound_s": max(terms.values()),
+            "terms": dict(terms),
+            "library_s": eager.time_s,
+            "best": {"schedule": "graph", "mechanism": "library", "comm_sms": 0, "algorithm": None, "time_s": graph_s},
+            "speedup": eager.time_s / graph_s,
+            "by_mechanism": {},
+            "by_schedule": {},
+            "rationale": text,
+        }
+    ]

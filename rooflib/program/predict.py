@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rooflib.errors import UnitError
-from rooflib.program.advice import region_advice
+from rooflib.program.advice import host_advice, region_advice
 from rooflib.program.cost import OpCost, op_cost
 from rooflib.program.ir import Op, Program, ProgramError
 from rooflib.program.regions import Region, find_regions, region_stage
@@ -223,7 +223,8 @@ def _best(plans: list[_Plan], program: Program, hc: HostCosts) -> dict[str, Any]
     out["graph_time_s"] = graph
     out["fused"] = [
         {
-            "ops": [program.ops[k].name for k in r.ops],
+            "ops": [program.ops[k].name for k in r.ops if k not in r.glue],
+            "absorbs": [program.ops[k].name for k in r.glue],  # copies and fills the fused kernel makes needless
             "pattern": r.pattern,
             "schedule": ch.schedule,
             "mechanism": ch.mechanism,
@@ -299,5 +300,8 @@ def predict_program(
         stages=tuple(preds),
         params=dict(params or {}),
         tie_tolerance=tie_tolerance,
-        advice=[region_advice(program, r, p, tie_tolerance) for r, p in zip(regions, preds, strict=True)],
+        advice=[
+            *host_advice(eager, graph.time_s, best["graph_time_s"], terms),
+            *(region_advice(program, r, p, tie_tolerance) for r, p in zip(regions, preds, strict=True)),
+        ],
     )

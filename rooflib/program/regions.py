@@ -103,12 +103,25 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9)
 
 
-def _skip_glue(program: Program, start: int, stream: str, sizes: tuple[float, ...]) -> int:
-    """The first op at or after ``start`` that is not a copy (clone, cat, contiguous) of ``sizes`` bytes."""
-    j = start
-    while j < len(program.ops) - 1:
-        op = program.ops[j]
-        if op.kind != "copy" or op.stream != stream or not any(_close(_f(op, "bytes"), b) for b in sizes):
+_FILLS = ("zeros", "ones", "full", "fill", "zero_", "empty")  # buffers a fused kernel writes without filling
+
+
+def _glue_bytes(op: Op) -> float | None:
+    """Bytes of a copy (clone, cat, contiguous) or of a fill of a fresh buffer (``zeros_like``); None otherwise."""
+    if op.kind == "copy":
+        return _f(op, "bytes")
+    if op.kind == "elementwise" and any(f in op.name for f in _FILLS) and "elements" in op.params:
+        return _f(op, "elements") * _eb(op)
+    return None
+
+
+def _skip_glue(program: Program, start: int, stream: str, sizes: tuple[float, ...], stop: int | None = None) -> int:
+    """The first op at or after ``start`` (before ``stop``) that is not glue of ``sizes`` bytes: a copy of the
+    moved tensor or a fill of a buffer it lands in."""
+    j, end = start, len(program.ops) - 1 if stop is None else stop
+    while j < end:
+        op, size = program.ops[j], _glue_bytes(program.ops[j])
+        if size is None or op.stream != stream or not any(_close(size, b) for b in sizes):
             break
         j += 1
     return j
@@ -128,7 +141,8 @@ def _gemm_pair(program: Program, i: int) -> Region | None:
         if coll in _AFTER_GEMM and _close(nbytes, gemm_bytes(op, "out")):
             return Region(_AFTER_GEMM[coll], i, (j,), glue)
         if coll == "all_gather" and _close(nbytes, gemm_bytes(op, "out") * program.world):
-            return Region("gemm_ag", i, (j,), glue)
+            after = _skip_glue(program, j + 1, op.stream, (nbytes,), stop=len(ops))  # the cat of the pieces
+            return Region("gemm_ag", i, (j,), (*glue, *range(j + 1, after)))
     if op.kind == "collective" and nxt.kind == "gemm":
         coll, nbytes = _comm_op(op), _f(op, "bytes")
         if coll in ("all_gather", "all_to_all") and _close(nbytes, gemm_bytes(nxt, "in")):

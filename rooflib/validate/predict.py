@@ -28,7 +28,10 @@ from rooflib.compute import gemm
 from rooflib.specs.resolve import System
 from rooflib.transfer import transfer_time
 
-__all__ = ["MECHANISM_MODEL", "predict_frame"]
+__all__ = ["BACK_TO_BACK_SOURCES", "MECHANISM_MODEL", "predict_frame"]
+
+BACK_TO_BACK_SOURCES = ("nccl-tests", "aiconfigurator")
+"""Sources of NCCL rows timed as back-to-back stream launches (nccl-tests' loop), predicted with ``launch="stream"``."""
 
 MECHANISM_MODEL = {  # measured name -> (model mechanism, reduce, pull)
     "copy_engine": ("copy_engine", False, False),
@@ -107,7 +110,8 @@ def _nccl(system: System, rows: pd.DataFrame) -> pd.Series:
         if gpus > system.gpus or gpus < 2:
             continue
         # rooflib's own stream rows time one call between events (isolated); nccl-tests times back-to-back calls
-        back_to_back = "source" in grp and (grp["source"] == "nccl-tests").all()
+        # (and so do aiconfigurator's tables, which it measured with nccl-tests)
+        back_to_back = "source" in grp and grp["source"].isin(BACK_TO_BACK_SOURCES).all()
         launch: Literal["stream", "isolated", "graph"] = (
             "graph" if mode.startswith("graph") else "stream" if back_to_back else "isolated"
         )

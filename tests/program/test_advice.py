@@ -61,9 +61,23 @@ def test_copies_of_the_moved_tensor_belong_to_the_fused_region() -> None:
     (region,) = fusable_regions(b.build())
     assert (region.pattern, region.glue) == ("gemm_ar", (1,))
     p = rooflib.predict_program(b.build(), rooflib.load_system("hgx-h200"))
-    assert p.best["fused"][0]["ops"] == ["mm", "clone", "ar"] and p.best["time_s"] < p.baseline_time_s
+    fused = p.best["fused"][0]
+    assert (fused["ops"], fused["absorbs"]) == (["mm", "ar"], ["clone"]) and p.best["time_s"] < p.baseline_time_s
     other = rooflib.ProgramBuilder("gemm_copy_other", world=8)
     other.gemm(4096, 4096, 512)
     other.copy(123.0)  # a copy of something else breaks the chain
     other.collective("all_reduce", 4096 * 4096 * 2)
     assert not fusable_regions(other.build())
+
+
+def test_a_host_bound_program_is_advised_a_cuda_graph() -> None:
+    b = rooflib.ProgramBuilder("tiny", world=1)
+    for _ in range(20):
+        b.elementwise("add", 1024)
+    p = rooflib.predict_program(b.build(), rooflib.load_system("hgx-h200"))
+    first = p.advice[0]
+    assert first["pattern"] == "graph" and first["binding"] == "host"
+    assert first["speedup"] == pytest.approx(p.baseline_time_s / p.graph_time_s) and first["speedup"] > 1.5
+    big = rooflib.ProgramBuilder("big", world=1)
+    big.gemm(8192, 8192, 8192)
+    assert not rooflib.predict_program(big.build(), rooflib.load_system("hgx-h200")).advice  # device-bound

@@ -1,0 +1,135 @@
+"""Pieces of the generalisation report: measured tables of other systems against the model, grouped.
+
+The report (``tools/generalization_report.py``, ``docs/validation/generalization.md``) compares rooflib's
+predictions with NVIDIA aiconfigurator's tables (:mod:`rooflib.bench.aiconfigurator_tables`):
+
+- NCCL rows: ``predict_collective(op, system, gpus=n, nbytes=..., algorithm="library", launch="stream")``
+  (nccl-tests times back-to-back stream launches), grouped by system, op, GPU count and size band
+  (:func:`size_band`);
+- GEMM rows: :func:`rooflib.compute.gemm.gemm_times` (device time: the tables time each GEMM inside a CUDA graph,
+  so no launch cost is added), grouped by dtype and shape class (:func:`gemm_class`).
+
+Errors are signed ``predicted / measured - 1`` (negative: the model is too fast); summaries give the median and
+the 90th percentile of ``|error|`` and the median signed error (the bias), in percent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rooflib.collectives import predict_collective
+from rooflib.compute.gemm import gemm_times
+from rooflib.specs.resolve import System
+
+__all__ = [
+    "GEMM_CLASSES",
+    "SIZE_BANDS",
+    "gemm_class",
+    "predict_gemm_rows",
+    "predict_nccl_rows",
+    "size_band",
+    "summarise",
+]
+
+KIB, MIB = 1024, 1 << 20
+SIZE_BANDS = ("< 64 KiB", "64 KiB - 16 MiB", "> 16 MiB")
+"""Message-size bands: latency-bound, the protocol transition, bandwidth-bound (upper bounds exclusive)."""
+GEMM_CLASSES = (
+    "skinny (m <= 64)",
+    "m = 128j + 1",
+    "split-K-like (k >= 8 max(m, n))",
+    "large (m, n, k >= 1024)",
+    "other",
+)
+"""GEMM shape classes, checked in this order (a shape belongs to the first that fits)."""
+
+
+def size_band(nbytes: Any) -> np.ndarray:
+    """The :data:`SIZE_BANDS` label of each size in bytes (``< 64 KiB``, ``64 KiB - 16 MiB``, ``> 16 MiB``).
+
+    >>> list(size_band([1024, 1 << 20, 1 << 30]))
+    ['< 64 KiB', '64 KiB - 16 MiB', '> 16 MiB']
+    """
+    b = np.asarray(nbytes, dtype=float)
+    return np.where(b < 64 * KIB, SIZE_BANDS[0], np.where(b <= 16 * MIB, SIZE_BANDS[1], SIZE_BANDS[2]))
+
+
+def gemm_class(m: Any, n: Any, k: Any) -> np.ndarray:
+    """The :data:`GEMM_CLASSES` label of each shape ``[m, k] @ [k, n]``.
+
+    Skinny: ``m <= 64`` (decode-like, weight streaming); ``m = 128j + 1`` (one row past a 128-row tile: the
+    worst tile quantisation); split-K-like: ``k >= 8 max(m, n)`` (few output tiles, a long reduction);
+    large: every dimension ``>= 1024``; other: the rest.
+
+    >>> list(gemm_class([16, 4097, 256, 8192, 512], [4096, 4096, 256, 8192, 512], [4096, 4096, 16384, 8192, 512]))
+    ['skinny (m <= 64)', 'm = 128j + 1', 'split-K-like (k >= 8 max(m, n))', 'large (m, n, k >= 1024)', 'other']
+    """
+    mm, nn, kk = (np.asarray(x, dtype=np.int64) for x in (m, n, k))
+    conditions = [
+        mm <= 64,
+        (mm % 128 == 1) & (mm > 128),
+        kk >= 8 * np.maximum(mm, nn),
+        (mm >= 1024) & (nn >= 1024) & (kk >= 1024),
+    ]
+    return np.select(conditions, list(GEMM_CLASSES[:4]), default=GEMM_CLASSES[4])
+
+
+def predict_nccl_rows(system: System, rows: pd.DataFrame) -> pd.Series:
+    """Predicted ``time_s`` of NCCL rows (``op``, ``gpus``, ``bytes``) timed as nccl-tests does (back-to-back
+    stream launches), with the library's own algorithm choice; NaN for GPU counts the system does not have."""
+    out = pd.Series(np.nan, index=rows.index, dtype=float)
+    for (op, gpus), grp in rows.groupby(["op", "gpus"]):
+        n = int(str(gpus))
+        if n < 2 or n > system.gpus:
+            continue
+        r = predict_collective(
+            str(op),
+            system,
+            gpus=n,
+            nbytes=grp["bytes"].astype(float).to_numpy(),
+            algorithm="library",
+            launch="stream",
+        )
+        out[grp.index] = np.asarray(r.time_s, dtype=float)
+    return out
+
+
+def predict_gemm_rows(system: System, rows: pd.DataFrame) -> pd.Series:
+    """Predicted device ``time_s`` of GEMM rows (``m``, ``n``, ``k``, ``dtype``); NaN where the device lacks the
+    dtype (fp8 on an A100, fp4 before Blackwell)."""
+    out = pd.Series(np.nan, index=rows.index, dtype=float)
+    dev = system.device
+    for dtype, grp in rows.groupby("dtype"):
+        if dev.tensor_peak(str(dtype)) is None:  # type: ignore[arg-type]
+            continue
+        m, n, k = (grp[c].astype(np.int64).to_numpy() for c in ("m", "n", "k"))
+        out[grp.index] = gemm_times(dev, m, n, k, str(dtype))
+    return out
+
+
+def summarise(
+    frame: pd.DataFrame, keys: Sequence[str], *, predicted: str = "pred", measured: str = "time_s"
+) -> pd.DataFrame:
+    """Per group of ``keys``: ``n``, ``median_abs_pct``, ``p90_abs_pct`` and ``bias_pct`` (median signed error).
+
+    Rows without a prediction are left out; groups are in ``keys`` order (categorical columns keep theirs)."""
+    ok = frame[frame[predicted].notna() & frame[measured].notna()].copy()
+    ok["_err"] = (ok[predicted].astype(float) / ok[measured].astype(float) - 1.0) * 100.0
+    ok["_abs"] = ok["_err"].abs()
+    cols = ["n", "median_abs_pct", "p90_abs_pct", "bias_pct"]
+    if ok.empty:
+        return pd.DataFrame(columns=[*keys, *cols])
+    g = ok.groupby(list(keys), sort=True, observed=True)
+    out = pd.DataFrame(
+        {
+            "n": g["_abs"].size(),
+            "median_abs_pct": g["_abs"].median(),
+            "p90_abs_pct": g["_abs"].quantile(0.9),
+            "bias_pct": g["_err"].median(),
+        }
+    )
+    return out.reset_index()
