@@ -14,6 +14,9 @@ communication op's ``overlaps`` parameter names the compute op it may overlap). 
   its output (expert GEMM + combine);
 - ``ring_attention``: send/recv of K/V blocks, then attention on the blocks (Liu et al., 2023): one step per
   block;
+- ``ag_attention``: an all-gather of K and V along the sequence, then attention of the local queries over them
+  (context parallelism by all-gather, Llama 3's choice): a fused kernel pulls each peer's block as it computes,
+  as ring attention does, one step per rank;
 - ``ulysses_attention``: all-to-all, attention, all-to-all (sequence to head sharding and back; DeepSpeed-Ulysses);
 - ``overlap``: a compute op and a collective it does not wait for, in ``calls`` steps (DDP buckets, FSDP layers,
   pipeline micro-batches): compute of one step overlaps communication of the next;
@@ -47,6 +50,7 @@ PATTERNS = (
     "a2a_gemm",
     "gemm_a2a",
     "ring_attention",
+    "ag_attention",
     "ulysses_attention",
     "overlap",
     "collective",
@@ -150,8 +154,31 @@ def _gemm_pair(program: Program, i: int) -> Region | None:
     return None
 
 
+def _kv_bytes(op: Op) -> float:
+    """Bytes of an attention op's K and V."""
+    kv = _f(op, "kv_heads", _f(op, "heads"))
+    return 2.0 * _f(op, "batch") * kv * _f(op, "seq_kv") * _f(op, "head_dim") * _eb(op)
+
+
+def _gathered_attention(program: Program, i: int) -> Region | None:
+    """An all-gather of exactly K and V (copies of them in between allowed), then the attention that reads them."""
+    op = program.ops[i]
+    if op.kind != "collective" or _comm_op(op) != "all_gather" or "group" in op.params:
+        return None
+    nbytes = _f(op, "bytes")
+    j = _skip_glue(program, i + 1, op.stream, (nbytes, nbytes / 2))
+    nxt = program.ops[j]
+    if nxt.kind == "attention" and nxt.stream == op.stream and "seq_lens" not in nxt.params:
+        if _close(_kv_bytes(nxt), nbytes):
+            return Region("ag_attention", j, (i,), tuple(range(i + 1, j)))
+    return None
+
+
 def _attention_pair(program: Program, i: int) -> Region | None:
     """Ring attention (send/recv, attention) or Ulysses (all-to-all, attention, all-to-all) starting at ``i``."""
+    gathered = _gathered_attention(program, i)
+    if gathered is not None:
+        return gathered
     ops, op = program.ops, program.ops[i]
     nxt = ops[i + 1]
     if nxt.stream != op.stream or nxt.kind != "attention" or "seq_lens" in nxt.params:  # packed: no fused model
@@ -261,9 +288,10 @@ def region_stage(system: System, program: Program, region: Region) -> Stage:
             steps = comm.calls
             return Stage(name, cost, comm, steps, comm.nbytes / steps, steps=steps)
         q_tiles = float(math.ceil(_f(op, "seq_q") / _QUERY_TILE))
-        if region.pattern == "ring_attention":
-            steps = comm.calls + 1
-            return Stage(name, cost, comm, steps, comm.nbytes / comm.calls, steps=steps, intra_reuse=q_tiles)
+        if region.pattern in ("ring_attention", "ag_attention"):
+            steps = comm.calls + 1 if region.pattern == "ring_attention" else program.world
+            tile = comm.nbytes / (comm.calls if region.pattern == "ring_attention" else steps)
+            return Stage(name, cost, comm, steps, tile, steps=steps, intra_reuse=q_tiles)
         if region.pattern == "ulysses_attention":
             heads = int(_f(op, "heads"))
             reuse = float(math.ceil(_f(op, "seq_kv") / _QUERY_TILE))
