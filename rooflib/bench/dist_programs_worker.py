@@ -26,7 +26,18 @@ import time
 from typing import Any
 
 from rooflib.bench.dist_programs import DIST_PROGRAMS
-from rooflib.bench.torch_common import Sink, chained_times, finish, groups_for, l2_bytes, meta_record, rel_error, stats
+from rooflib.bench.torch_common import (
+    Sink,
+    capture_graphs,
+    chained_times,
+    finish,
+    groups_for,
+    l2_bytes,
+    meta_record,
+    recorded_keys,
+    rel_error,
+    stats,
+)
 from rooflib.conventions import MULTICAST_OFF
 
 __all__ = ["done_keys", "main", "parser", "record_key"]
@@ -57,19 +68,8 @@ _PARAM_KEYS = {"tokens", "hidden", "ffn", "batch", "seq", "heads"}
 
 
 def done_keys(path: str) -> set[tuple[str, ...]]:
-    """Keys of the points and skips already in ``path`` (a torn last line is ignored)."""
-    out: set[tuple[str, ...]] = set()
-    if not os.path.exists(path):
-        return out
-    with open(path) as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("record") in ("point", "skipped") and rec.get("family") == FAMILY:
-                out.add(record_key(rec))
-    return out
+    """Keys of the points and skips already in ``path``."""
+    return recorded_keys(path, FAMILY, record_key)
 
 
 def _nbytes(args: tuple[Any, ...]) -> int:
@@ -89,22 +89,6 @@ def _gather_args(torch: Any, dist: Any, args: tuple[Any, ...], world: int) -> li
             for r in range(world):
                 per_rank[r].append(a)
     return [tuple(p) for p in per_rank]
-
-
-def _graphs(torch: Any, dev: Any, fn: Any, groups: list[tuple[Any, ...]]) -> list[Any]:
-    side = torch.cuda.Stream(dev)
-    side.wait_stream(torch.cuda.current_stream(dev))
-    with torch.cuda.stream(side):
-        for g in groups:
-            fn(*g)
-    torch.cuda.current_stream(dev).wait_stream(side)
-    graphs = []
-    for g in groups:
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn(*g)
-        graphs.append(graph)
-    return graphs
 
 
 def _seed(torch: Any, dist: Any, dev: Any, given: int | None) -> int:
@@ -152,7 +136,7 @@ def _measure(
             }
         )
     if "graph" in todo and dev.type == "cuda":
-        graphs = _graphs(torch, dev, prog.fn, groups)
+        graphs = capture_graphs(torch, dev, prog.fn, groups)
         dist.barrier()
         samples = chained_times(torch, dev, lambda i: graphs[i % count].replay(), a.warmup, a.iters)
         out.append(

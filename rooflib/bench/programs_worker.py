@@ -40,6 +40,7 @@ from rooflib.bench.programs import PROGRAMS
 from rooflib.bench.torch_common import (
     Clocks,
     Sink,
+    capture_graphs,
     chained_times,
     finish,
     graph_times,
@@ -194,22 +195,6 @@ def _input_bytes(args: tuple[Any, ...]) -> int:
     return sum(int(a.numel() * a.element_size()) for a in args if hasattr(a, "numel"))
 
 
-def _graphs(torch: Any, dev: Any, fn: Any, groups: list[tuple[Any, ...]]) -> list[Any]:
-    side = torch.cuda.Stream(dev)
-    side.wait_stream(torch.cuda.current_stream(dev))
-    with torch.cuda.stream(side):
-        for g in groups:
-            fn(*g)
-    torch.cuda.current_stream(dev).wait_stream(side)
-    graphs = []
-    for g in groups:
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn(*g)
-        graphs.append(graph)
-    return graphs
-
-
 def _measure(torch: Any, dev: Any, name: str, params: dict[str, int], l2: int, quick: bool) -> list[dict[str, Any]]:
     prog = PROGRAMS[name]
     first = prog.inputs(0, 1, dev, **params)
@@ -231,7 +216,7 @@ def _measure(torch: Any, dev: Any, name: str, params: dict[str, int], l2: int, q
     out = [{**base, "mode": "eager", **stats(chained_times(torch, dev, eager, warm, iters))}]
     if dev.type == "cuda":
         try:
-            graphs = _graphs(torch, dev, prog.fn, groups)
+            graphs = capture_graphs(torch, dev, prog.fn, groups)
             replay = chained_times(torch, dev, lambda i: graphs[i % count].replay(), warm, iters)
             out.append({**base, "mode": "graph", **stats(replay)})
             del graphs

@@ -17,6 +17,7 @@ group alone is at least 3x the L2) and the calls cycle through them, so every ca
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 import platform
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_L2_BYTES",
     "Clocks",
     "Sink",
+    "capture_graphs",
     "chained_times",
     "finish",
     "graph_times",
@@ -42,6 +44,7 @@ __all__ = [
     "kernel_names",
     "l2_bytes",
     "meta_record",
+    "recorded_keys",
     "rel_error",
     "stats",
     "sweep_counts",
@@ -350,3 +353,38 @@ def kernel_names(torch: Any, dev: Any, fn: Callable[[], Any]) -> list[str] | Non
         return names[:8]
     except Exception:  # informative only: the measurement stands without it
         return None
+
+
+def capture_graphs(torch: Any, dev: Any, fn: Callable[..., Any], groups: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """One CUDA graph of ``fn(*group)`` per input group (warmed up on a side stream first, as torch.cuda.graphs
+    recommends); replay them to time the program without host issue."""
+    side = torch.cuda.Stream(dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):
+        for g in groups:
+            fn(*g)
+    torch.cuda.current_stream(dev).wait_stream(side)
+    graphs = []
+    for g in groups:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn(*g)
+        graphs.append(graph)
+    return graphs
+
+
+def recorded_keys(path: str, family: str, key: Callable[[dict[str, Any]], tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """``key`` of every point and skip of ``family`` already in the JSON Lines file ``path`` (a torn last line is
+    ignored): what a resumed run must not measure again."""
+    out: set[tuple[str, ...]] = set()
+    if not os.path.exists(path):
+        return out
+    with open(path) as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and rec.get("record") in ("point", "skipped") and rec.get("family") == family:
+                out.add(key(rec))
+    return out
