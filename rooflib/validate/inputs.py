@@ -4,40 +4,26 @@ A p2p row run on more SMs than the system's GPU has, a GEMM row without a whole 
 row on fewer than one GPU: each would stop a model with a message about a whole array of inputs. Here the first
 such row is refused naming the file, line, column and value; with ``force`` (measurements of another GPU
 model, used on purpose) such rows are left out with a :class:`~rooflib.calibrate.checks.MeasurementWarning`.
+Each family declares its own checks (``Family.checks`` in :mod:`rooflib.families`).
 """
 
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pandas as pd
 
 from rooflib.bench.records import MeasurementError, shown
 from rooflib.calibrate.checks import MeasurementWarning
+from rooflib.families.registry import row_checks
 from rooflib.specs.resolve import System
-from rooflib.validate.predict import MECHANISM_MODEL
 
 __all__ = ["check_rows"]
 
 
 def _problems(frame: pd.DataFrame, system: System) -> list[tuple[pd.Series, str, str]]:
-    """(rows, column, why) for each kind of row the models cannot take."""
-    dev = system.device
-    fam = frame["family"]
-    out: list[tuple[pd.Series, str, str]] = []
-    sms = pd.to_numeric(frame["sms"], errors="coerce")
-    p2p = (fam == "p2p") & frame["name"].isin(list(MECHANISM_MODEL))
-    out.append((p2p & (sms > int(dev.sms)), "sms", f"more SMs than {dev.display_name} has ({int(dev.sms)})"))
-    if {"m", "n", "k"} <= set(frame.columns):
-        gemm = (fam == "gemm") & (frame["name"] != "torch_copy")
-        for col in ("m", "n", "k"):
-            v = pd.to_numeric(frame[col], errors="coerce")
-            whole = v.notna() & (v >= 1) & (np.floor(v) == v)
-            out.append((gemm & ~whole, col, "a GEMM dimension must be a whole number >= 1"))
-    gpus = pd.to_numeric(frame["gpus"], errors="coerce")
-    out.append(((fam == "nccl") & ~((gpus >= 1) & (np.floor(gpus) == gpus)), "gpus", "must be a whole number >= 1"))
-    return out
+    """(rows, column, why) for each kind of row the models cannot take: every family's own checks."""
+    return row_checks(frame, system)
 
 
 def check_rows(frame: pd.DataFrame, system: System, *, force: bool = False) -> pd.DataFrame:

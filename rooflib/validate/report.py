@@ -1,7 +1,9 @@
 """``rooflib validate``: predicted against measured, per family, for several models side by side.
 
-Models: ``datasheet`` (the catalog as shipped), ``calibrated`` (with a profile), and for NCCL rows ``nccl``
-(NCCL's own tuning model, read from the ``NCCL_DEBUG_SUBSYS=TUNING`` logs the sweep saved). For each family and
+Models: ``datasheet`` (the catalog as shipped), ``calibrated`` (with a profile), and the families' reference
+models: for NCCL rows ``nccl`` (NCCL's own tuning model, read from the ``NCCL_DEBUG_SUBSYS=TUNING`` logs the sweep
+saved). Every per-family part (prediction, checks, reference model, tables) is looked up in
+:mod:`rooflib.families.registry`. For each family and
 name the report gives the median and max absolute percentage error over all sizes and the max above 1 MiB,
 and plots measured and predicted curves. A calibrated profile fitted on the same folder is an in-sample check;
 the report says so when the profile's provenance matches the measurements.
@@ -15,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rooflib.bench.nccl_text import nccl_model_time, parse_tuning
 from rooflib.calibrate.checks import check_gpu, nvls_state
 from rooflib.calibrate.data import load_meta, load_results
 from rooflib.errors import RooflibError
+from rooflib.families.registry import references, with_part
 from rooflib.specs.catalog import Catalog
 from rooflib.specs.resolve import load_system, without_multicast
 from rooflib.validate.inputs import check_rows
@@ -35,18 +37,6 @@ class Validation:
     errors: pd.DataFrame  # one row per (family, name, model)
     models: tuple[str, ...]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # overlap and tensor-parallel comparisons
-
-
-def _nccl_model(results: Path, frame: pd.DataFrame) -> pd.Series:
-    logs = sorted((results / "raw").glob("nccl_tuning_*.log")) if (results / "raw").is_dir() else []
-    entries = parse_tuning("\n".join(p.read_text(errors="replace") for p in logs))
-    values = np.full(len(frame), np.nan)
-    if entries:
-        for i, (family, name, size) in enumerate(zip(frame["family"], frame["name"], frame["bytes"], strict=True)):
-            if family == "nccl":
-                t, _ = nccl_model_time(entries, str(name), float(size))
-                values[i] = t if np.isfinite(t) else np.nan
-    return pd.Series(values, index=frame.index)
 
 
 def _errors(grp: pd.DataFrame, model: str) -> dict[str, float] | None:
@@ -85,21 +75,15 @@ def error_table(rows: pd.DataFrame, models: tuple[str, ...]) -> pd.DataFrame:
 def _schedule_tables(
     frame: pd.DataFrame, system: str, gpus: int, profile: str | Path | None
 ) -> dict[str, pd.DataFrame]:
-    """Overlap-schedule and tensor-parallel comparisons, with the calibrated profile when there is one."""
-    from rooflib.validate.overlap import overlap_table, schedule_choice_summary
-    from rooflib.validate.tp import tp_table
-
-    if not frame["family"].isin(["overlap", "tp"]).any():
+    """The comparisons that are not one prediction per row (overlap schedules, tensor-parallel ops: the families
+    with ``tables``), with the calibrated profile when there is one."""
+    families = with_part("tables")
+    if not frame["family"].isin([n for fam in families for n in fam.names]).any():
         return {}
     sys_ = load_system(system, gpus=gpus, profile=profile, catalog=_catalog(profile))
-    out = {}
-    over = overlap_table(frame, sys_)
-    if not over.empty:
-        out["overlap"] = over
-        out["overlap_choices"] = schedule_choice_summary(over)
-    tp = tp_table(frame, sys_)
-    if not tp.empty:
-        out["tp"] = tp
+    out: dict[str, pd.DataFrame] = {}
+    for fam in families:
+        out.update(fam.tables(frame, sys_))  # type: ignore[operator]
     return out
 
 
@@ -144,10 +128,11 @@ def validate(
         calibrated = load_system(system, gpus=gpus, profile=profile, catalog=_catalog(profile))
         frame["pred_calibrated"] = predict_frame(calibrated, frame)
         models.append("calibrated")
-    nccl = _nccl_model(root, frame)
-    if nccl.notna().any():
-        frame["pred_nccl"] = nccl
-        models.append("nccl")
+    for model, reference in references():  # third-party models (NCCL's own, from its tuning logs)
+        pred = reference(root, frame)
+        if pred.notna().any():
+            frame[f"pred_{model}"] = pred
+            models.append(model)
     table = error_table(frame, tuple(models))
     tables = _schedule_tables(frame, system, gpus, profile)
     result = Validation(frame, table, tuple(models), tables)
