@@ -205,10 +205,12 @@ def capture(
     params: Mapping[str, Any] | None = None,
     name: str | None = None,
     values: bool = False,
+    stop_on_values: bool = False,
 ) -> Trace:
     """Run ``func(*args)`` (or ``func(**kwargs)``), ``inputs(rank, world, device, **params)`` giving the
     arguments, as rank ``rank`` of ``world`` with fake tensors (real host tensors with ``values``) and a fake
-    process group; record every op."""
+    process group; record every op. ``stop_on_values`` (fake tensors only): raise a :class:`TraceError` at the
+    first read of a device value or data-dependent shape, for a caller that then reruns with values."""
     if isinstance(world, bool) or not isinstance(world, int) or world < 1:
         raise TraceError(f"world must be a whole number >= 1, got {world!r}")
     if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
@@ -221,7 +223,7 @@ def capture(
     with _LOCK:
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)  # before the patches: it imports torch._dynamo
         device = "cpu" if values else "meta"
-        recorder = Recorder(torch, world, rank, values=values)
+        recorder = Recorder(torch, world, rank, values=values, stop_on_values=stop_on_values and not values)
         intercepts = Intercepts(torch, recorder, device)
         with (
             _active(recorder),

@@ -16,11 +16,13 @@ device)``, the tuple ``solution`` is called with). :func:`trace_problem` runs th
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import math
 import re
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -140,11 +142,45 @@ def inputs_for(suite: Suite, problem: Problem, size: tuple[int, int], dtype: str
     def inputs(rank: int, world: int, device: Any) -> tuple[Any, ...]:
         import torch
 
-        got = build(rank, world, problem.id, tuple(size), getattr(torch, dtype), 0, device)
+        with _tiled_randn(torch) if str(device) == "cpu" else contextlib.nullcontext():
+            got = build(rank, world, problem.id, tuple(size), getattr(torch, dtype), 0, device)
         return tuple(got) if isinstance(got, tuple | list) else (got,)
 
     inputs.__qualname__ = f"create_input_tensor[{problem.id}]"
     return inputs
+
+
+TILE = 1 << 20
+"""Elements of the random block that fills a large input of a run with values (:func:`_tiled_randn`)."""
+TILED_ABOVE = 1 << 26
+"""Inputs of more elements than this are tiled from one random block in a run with values."""
+
+
+@contextlib.contextmanager
+def _tiled_randn(torch: Any) -> Iterator[None]:
+    """``torch.randn`` for PKB's builder in a run with values (host tensors): a tensor of more than
+    :data:`TILED_ABOVE` elements repeats one :data:`TILE`-element random block (a memory copy, not minutes of
+    normal draws on one core: problem 68 builds 3.6e9 elements); values stay standard-normal, only periodic."""
+    orig = torch.randn
+
+    def randn(*size: Any, **kw: Any) -> Any:
+        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], tuple | list | torch.Size) else size
+        n = math.prod(int(d) for d in shape) if all(isinstance(d, int) for d in shape) else 0
+        if n <= TILED_ABOVE or kw.get("out") is not None or kw.get("generator") is not None:
+            return orig(*size, **kw)
+        grad = bool(kw.pop("requires_grad", False))
+        block = orig(TILE, **kw)
+        out = torch.empty(shape, **kw)
+        flat, full = out.view(-1), n // TILE
+        flat[: full * TILE].view(full, TILE).copy_(block)
+        flat[full * TILE :].copy_(block[: n - full * TILE])
+        return out.requires_grad_(grad)
+
+    torch.randn = randn
+    try:
+        yield
+    finally:
+        torch.randn = orig
 
 
 _FRESH = [0]
@@ -186,9 +222,12 @@ def trace_problem(
 
     def run(with_values: bool) -> Trace:
         fn = solution_of(problem) if with_values else func
+        stop = values is None and not with_values  # a fake run that reads values is rerun: stop it at the read
         with warnings.catch_warnings():  # the references' own deprecation warnings are not the trace's
             warnings.simplefilter("ignore")
-            return capture(fn, inputs, world=world, rank=rank, name=problem.stem, values=with_values)
+            return capture(
+                fn, inputs, world=world, rank=rank, name=problem.stem, values=with_values, stop_on_values=stop
+            )
 
     if values:
         return run(True)

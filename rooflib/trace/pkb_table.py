@@ -11,7 +11,7 @@ most any rewrite could gain), ``speedup_best`` (baseline over the best plan's ti
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +20,16 @@ from rooflib.program.ir import Op, Program
 from rooflib.specs import System
 from rooflib.trace.pkb import Problem, Suite, trace_problem
 
-__all__ = ["SUMMARY_KEYS", "local_part", "problem_result", "problem_row", "suite_rows"]
+__all__ = [
+    "FAKE_COPIES",
+    "FAKE_PREFIX",
+    "SUMMARY_KEYS",
+    "fake_name",
+    "local_part",
+    "problem_result",
+    "problem_row",
+    "suite_rows",
+]
 
 SUMMARY_KEYS = (
     "bound_time_s",
@@ -101,17 +110,64 @@ def suite_rows(
     return rows
 
 
-def local_part(program: Program) -> Program:
-    """The single-GPU part of a rank's program: its ops without the communication (collectives, sends and
-    receives), on one GPU, dependencies through removed ops carried over to what they waited for."""
+FAKE_COPIES = frozenset({"c10d.allgather_", "c10d._allgather_base_", "c10d.allgather_into_tensor_coalesced_"})
+"""The c10d calls whose fake-backend version copies on the device: all-gathers copy the input into each of the
+``world`` parts of the output (torch's ``FakeProcessGroup``: ``allgather`` and ``_allgather_base``; measured on
+torch 2.11, where the host cost of these alone grows with the world size, rooflib.bench.host_worker ``c10d``)."""
+
+FAKE_PREFIX = "fake."
+"""Prefix of a local part's stand-in for a collective: ``HostSpec.ops`` names its measured host cost as
+``fake.<c10d op>`` (world-independent) or ``fake.<c10d op>@w<world>`` (measured at that world size)."""
+
+
+def fake_name(name: str, world: int, host_ops: Mapping[str, object] | None = None) -> str:
+    """The ``HostSpec.ops`` key of the fake-backend stand-in for the c10d call ``name`` at world ``world``: the
+    world-specific key where ``host_ops`` has it, else the plain one.
+
+    >>> fake_name("c10d.allgather_", 8, {"fake.c10d.allgather_@w8": 5.5e-05})
+    'fake.c10d.allgather_@w8'
+    >>> fake_name("c10d.allreduce_", 8, {})
+    'fake.c10d.allreduce_'
+    """
+    # a send paired with a receive is one op (rooflib.trace.comm.pair_p2p): what a batch_isend_irecv of both costs
+    base = FAKE_PREFIX + ("c10d.send_recv" if name in ("c10d.send", "c10d.recv_") else name)
+    keyed = f"{base}@w{world}"
+    return keyed if host_ops is not None and keyed in host_ops else base
+
+
+def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *, fake: bool = True) -> Program:
+    """The single-GPU part of a rank's program, as ``rooflib.bench.pkb_worker --mode local`` runs it: on one GPU,
+    with torch's ``fake`` process group of ``program.world`` ranks.
+
+    With ``fake`` (the default), each collective or send/receive becomes its fake-backend call: an op that costs
+    the host what the call costs there (``HostSpec.ops['fake.<c10d op>']``, :func:`fake_name`; ``host_ops`` is
+    that mapping, to pick the world-specific key) and the device nothing, except the all-gathers, whose fake
+    version copies the input into every part of the output (a ``copy`` of the output's bytes,
+    :data:`FAKE_COPIES`); the allocations before it stay charged (``host_calls``); the host sync of a barrier
+    goes (the fake barrier waits for nothing). Without ``fake``, the communication is dropped and the ops that
+    waited for it wait for what it waited for.
+    """
     keep: dict[int, int] = {}
     carried: dict[int, tuple[int, ...]] = {}
     ops: list[Op] = []
     for i, op in enumerate(program.ops):
         deps = tuple(sorted({d for dep in op.deps for d in ((keep[dep],) if dep in keep else carried.get(dep, ()))}))
-        if op.kind in ("collective", "send_recv"):
+        comm = op.kind in ("collective", "send_recv")
+        if fake and op.kind == "sync" and op.name.startswith("c10d."):
+            carried[i] = deps
+            continue
+        if comm and not fake:
             carried[i] = deps
             continue
         keep[i] = len(ops)
-        ops.append(replace(op, deps=deps))
+        if comm:
+            copies = op.name in FAKE_COPIES
+            params: dict[str, object] = {"bytes": float(op.params.get("bytes", 0.0)) if copies else 0.0}
+            if op.params.get("host_calls"):
+                params["host_calls"] = op.params["host_calls"]
+            stream = "compute" if op.stream.startswith("comm") else op.stream
+            name = fake_name(op.name, program.world, host_ops)
+            ops.append(Op(name, "copy", params, stream=stream, deps=deps, host="kernel"))
+        else:
+            ops.append(replace(op, deps=deps))
     return Program(f"{program.name}.local", 1, tuple(ops), source=program.source)

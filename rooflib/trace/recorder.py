@@ -12,6 +12,7 @@ from typing import Any
 from rooflib.trace.cuda import Streams
 from rooflib.trace.errors import TraceError
 from rooflib.trace.records import Call, Device, Group, TensorMeta
+from rooflib.trace.standin import STAND_IN_FLOPS, heavy_flops, stand_in
 from rooflib.trace.values import fill_outputs
 
 __all__ = ["Recorder", "active_recorder"]
@@ -31,12 +32,15 @@ def active_recorder() -> Recorder | None:
 class Recorder:
     """The dispatch side of a trace: records each op as a :class:`Call` (see the module docstring)."""
 
-    def __init__(self, torch: Any, world: int, rank: int, *, values: bool = False) -> None:
+    def __init__(
+        self, torch: Any, world: int, rank: int, *, values: bool = False, stop_on_values: bool = False
+    ) -> None:
         from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensor
         from torch.utils._mode_utils import no_dispatch
 
         self.torch, self.world, self.rank = torch, world, rank
         self.values = values  # a run with values: host tensors are the GPU's, collectives fill their outputs
+        self.stop_on_values = stop_on_values  # a fake run ends at its first read of a device value (see _scalar)
         self._gpu_types = (*_GPU_DEVICES, "cpu") if values else _GPU_DEVICES
         self.calls: list[Call] = []
         self.notes: list[str] = []
@@ -201,10 +205,10 @@ class Recorder:
             return self._scalar(func, args, kwargs)
         if func is self._record_stream:
             return None
-        if self.suppress or not self.active:
-            return func(*args, **kwargs)
+        if self.suppress or not self.active:  # inside a recorded call (an intercepted function), or setup
+            return self._run_with_values(func, args, kwargs) if self.values and self.active else func(*args, **kwargs)
         if self.values:
-            out = func(*args, **kwargs)
+            out = self._run_with_values(func, args, kwargs)
             if func.namespace in ("c10d", *_FUNCTIONAL):
                 names = [n for n, _ in self._schema(func)[0]]
                 fill_outputs(self.torch, func._opname, {**dict(zip(names, args, strict=False)), **kwargs}, out, self)
@@ -222,6 +226,19 @@ class Recorder:
         self.record(func, args, kwargs, out)
         return out
 
+    def _run_with_values(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+        """``func``'s outputs in a run with values; large products and attentions stood in for (standin)."""
+        if heavy_flops(func._opname, (args, kwargs)) > STAND_IN_FLOPS:
+            try:
+                out = stand_in(self.torch, func, args, kwargs)
+            except (RuntimeError, NotImplementedError, TypeError):  # no meta kernel: compute it
+                return func(*args, **kwargs)
+            note = "large matrix products and attentions stood in for in the run with values (random outputs)"
+            if note not in self.notes:
+                self.notes.append(note)
+            return out
+        return func(*args, **kwargs)
+
     def _scalar(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         torch, t = self.torch, args[0]
         if self.values:  # a real tensor standing for a GPU one: its value is known, reading it syncs
@@ -236,6 +253,8 @@ class Recorder:
                 return func(*args, **kwargs)
         if self.active and not self.suppress and t.device.type in _GPU_DEVICES:
             self.record(func, args, kwargs, None)
+            if self.stop_on_values:  # the caller reruns with values: the rest of this run would be thrown away
+                raise TraceError(f"{func} reads a device value (stopping: a run with values follows)")
         if t.dtype == torch.bool:
             return True
         return 1.0 if t.dtype.is_floating_point else (1 + 0j if t.dtype.is_complex else 1)
@@ -274,4 +293,6 @@ class Recorder:
                 "give its size explicitly (e.g. output_size=, minlength=, or a Python number from INPUTS)"
             )
         self.notes.append(f"{func}: data-dependent output shape taken at its upper bound")
+        if self.stop_on_values:
+            raise TraceError(f"{func} has a data-dependent output shape (stopping: a run with values follows)")
         return out

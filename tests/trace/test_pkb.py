@@ -60,7 +60,7 @@ def test_local_part_drops_communication() -> None:
     mm = b.gemm(64, 64, 64)
     ar = b.collective("all_reduce", 8192, after=[mm], stream="comm")
     b.elementwise("add", 4096, after=[ar])
-    local = local_part(b.build())
+    local = local_part(b.build(), fake=False)
     assert [op.kind for op in local.ops] == ["gemm", "elementwise"] and local.world == 1
     assert local.ops[1].deps == (0,)  # it waited for the collective, which waited for the GEMM
 

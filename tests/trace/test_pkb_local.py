@@ -1,0 +1,50 @@
+"""The local part as the fake process group runs it (collectives as host-only calls, all-gathers copying),
+and the stand-ins of a run with values (large products and attentions not computed). No PKB needed."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rooflib.program import predict_program  # noqa: E402
+from rooflib.program.ir import ProgramBuilder  # noqa: E402
+from rooflib.specs import load_system  # noqa: E402
+from rooflib.trace.pkb_table import fake_name, local_part  # noqa: E402
+from rooflib.trace.standin import STAND_IN_FLOPS, heavy_flops, stand_in  # noqa: E402
+
+
+def _program() -> ProgramBuilder:
+    b = ProgramBuilder("p", world=8)
+    mm = b.gemm(64, 64, 64)
+    b.collective("all_reduce", 8192, after=[mm], name="c10d.allreduce_")
+    b.collective("all_gather", 1 << 20, name="c10d._allgather_base_")
+    b.elementwise("add", 4096)
+    return b
+
+
+def test_fake_local_part_keeps_each_collective_as_its_host_call() -> None:
+    h200 = load_system("hgx-h200", gpus=1)
+    ops = h200.device.host.ops  # type: ignore[union-attr]
+    local = local_part(_program().build(), ops)
+    assert [op.name for op in local.ops][1:3] == ["fake.c10d.allreduce_", "fake.c10d._allgather_base_@w8"]
+    assert local.ops[1].params["bytes"] == 0.0 and local.ops[2].params["bytes"] == float(1 << 20)
+    fake = predict_program(local, h200, gpus=1)
+    dropped = predict_program(local_part(_program().build(), fake=False), h200, gpus=1)
+    extra = ops["fake.c10d.allreduce_"].value + ops["fake.c10d._allgather_base_@w8"].value
+    assert fake.host_time_s == pytest.approx(dropped.host_time_s + extra)
+    assert fake.bound_time_s > dropped.bound_time_s  # the all-gather's copies are device work
+
+
+def test_fake_names_fall_back_to_the_world_free_key() -> None:
+    assert fake_name("c10d.alltoall_", 16, {"fake.c10d.alltoall_@w8": 1e-5}) == "fake.c10d.alltoall_"
+    assert fake_name("c10d.recv_", 2) == fake_name("c10d.send", 2) == "fake.c10d.send_recv"
+
+
+def test_heavy_ops_are_stood_in_for_with_their_meta_shapes() -> None:
+    a, b = torch.ones(2048, 1024), torch.ones(1024, 512)
+    mm = torch.ops.aten.mm.default
+    assert heavy_flops("mm", ((a, b), {})) == 2.0 * 2048 * 1024 * 512 > STAND_IN_FLOPS
+    assert heavy_flops("add", ((a, a), {})) == 0.0
+    out = stand_in(torch, mm, (a, b), {})
+    assert out.shape == (2048, 512) and out.dtype == a.dtype and bool(out.std() > 0.5)
