@@ -76,6 +76,9 @@ def unmodelled_line(result: dict[str, Any]) -> str:
 @click.option("--problem", default=None, metavar="ID", help="With --pkb: a problem id (16), stem, or 'all'.")
 @click.option("--size", "size_text", default="1024x1024", show_default=True, help="With --pkb: PKB's base shape MxN.")
 @click.option("--dtype", default="bfloat16", show_default=True, help="With --pkb: the dtype PKB builds inputs in.")
+@click.option(
+    "--explain", is_flag=True, help="Per fusable region: which resource binds, why this mechanism and schedule."
+)
 @json_option
 @profile_option
 @catalog_option
@@ -90,6 +93,7 @@ def trace(
     problem: str | None,
     size_text: str,
     dtype: str,
+    explain: bool,
     as_json: bool,
     profile: str | None,
     catalog_paths: tuple[Path, ...],
@@ -118,7 +122,7 @@ def trace(
         from rooflib.cli.trace_pkb import trace_pkb
 
         system = load(system_name, gpus=gpus, profile=profile, paths=catalog_paths)
-        trace_pkb(pkb_root, problem, size_text, dtype, system, gpus, out=out, as_json=as_json)
+        trace_pkb(pkb_root, problem, size_text, dtype, system, gpus, out=out, as_json=as_json, explain=explain)
         return
     if target is None:
         raise TraceError("give FILE.py:FUNC to trace (or --pkb ROOT --problem ID)")
@@ -142,3 +146,7 @@ def trace(
     click.echo(f"traced {recorded.source}: {len(recorded.calls)} calls, {len(result['ops'])} ops")
     print_program(result)
     click.echo(unmodelled_line(result))
+    if explain:
+        from rooflib.cli.workloads import print_advice
+
+        print_advice(result)

@@ -51,7 +51,16 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 
 def trace_pkb(
-    root: str, problem: str, size_text: str, dtype: str, system: System, gpus: int, *, out: Path | None, as_json: bool
+    root: str,
+    problem: str,
+    size_text: str,
+    dtype: str,
+    system: System,
+    gpus: int,
+    *,
+    out: Path | None,
+    as_json: bool,
+    explain: bool = False,
 ) -> None:
     """Trace one PKB problem (or ``all``) and print or emit its prediction."""
     from rooflib.trace.pkb import open_suite, parse_size
@@ -82,3 +91,7 @@ def trace_pkb(
     click.echo(f"ParallelKernelBench {pkb['problem']} ({pkb['category']}), size {size[0]}x{size[1]} {dtype}{how}")
     print_program(result)
     click.echo(unmodelled_line(result))
+    if explain:
+        from rooflib.cli.workloads import print_advice
+
+        print_advice(result)

@@ -4,7 +4,8 @@
 A row holds the problem, its category (:mod:`rooflib.trace.pkb_catalog`), the keys of ``rooflib trace --json``
 that summarise a prediction (``bound_time_s``, ``baseline_time_s``, ``graph_time_s``, ``host_time_s``, ``best``,
 ``terms``, ``unmodelled``, ``notes``) and three derived figures: ``speedup_available`` (baseline over bound: the
-most any rewrite could gain), ``speedup_best`` (baseline over the best plan's time) and ``unmodelled_share``
+most any rewrite could gain), ``speedup_best`` (baseline over the best plan's time, eager or replayed as a CUDA
+graph, whichever is faster) and ``unmodelled_share``
 (share of the eager time in ops no model knows). A problem that does not trace has ``error`` set and no times.
 """
 
@@ -69,7 +70,8 @@ def problem_row(result: dict[str, Any]) -> dict[str, Any]:
     """The table row of one :func:`problem_result`."""
     pkb = result["pkb"]
     baseline, bound = float(result["baseline_time_s"]), float(result["bound_time_s"])
-    best = float(result["best"].get("time_s", baseline)) if result.get("best") else baseline
+    plan = result.get("best") or {}
+    best = min(float(plan.get("time_s", baseline)), float(plan.get("graph_time_s", baseline)))  # fused, or as a graph
     share = sum(float(r.get("share", 0.0)) for r in result.get("unmodelled", []))
     return {
         "problem": pkb["problem"],

@@ -169,3 +169,9 @@ def test_unmodelled_ops_are_listed(tmp_path: Any) -> None:
     assert row["name"] == "aten._euclidean_dist" and row["count"] == 2 and 0 < row["share"] < 1
     text = run(f"{prog}:scan", "--inputs", f"{prog}:inputs", "--system", "hgx-h100", "--gpus", "1").output
     assert "unmodelled: " in text and "aten._euclidean_dist x2" in text
+
+
+def test_explain_prints_each_regions_rationale() -> None:
+    result = run(*MLP, "--system", "hgx-h100", "--gpus", "8", "--set", "t=4096", "--explain")
+    assert result.exit_code == 0, result.output
+    assert "binds (compute" in result.output and "Mechanism:" in result.output and "Schedule:" in result.output
