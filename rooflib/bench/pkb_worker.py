@@ -42,7 +42,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rooflib.bench.torch_common import Clocks, Sink, chained_times, finish, groups_for, l2_bytes, meta_record, stats
+from rooflib.bench.torch_common import (
+    Clocks,
+    Sink,
+    chained_times,
+    finish,
+    groups_for,
+    l2_bytes,
+    meta_record,
+    recorded_keys,
+    stats,
+)
 
 __all__ = ["done_keys", "flatten", "main", "parser", "record_key"]
 
@@ -77,18 +87,7 @@ def record_key(rec: dict[str, Any]) -> tuple[str, ...]:
 
 def done_keys(path: str) -> set[tuple[str, ...]]:
     """Keys of the points and skips already in ``path`` (a torn last line is ignored)."""
-    out: set[tuple[str, ...]] = set()
-    if not os.path.exists(path):
-        return out
-    with open(path) as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("record") in ("point", "skipped") and rec.get("family") == "pkb":
-                out.add(record_key(rec))
-    return out
+    return recorded_keys(path, "pkb", record_key)
 
 
 def _import(path: Path, name: str, root: Path) -> Any:
