@@ -14,7 +14,8 @@ RUNS = Path(__file__).parents[2] / "docs" / "validation" / "h200" / "runs"
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_c10d_part_times_every_case_at_each_world(tmp_path: Path) -> None:
-    from rooflib.bench.host_worker import ALLOC_CASES, C10D_CASES, main
+    from rooflib.bench.host_dist import ALLOC_CASES, C10D_CASES
+    from rooflib.bench.host_worker import main
 
     out = tmp_path / "c.jsonl"
     main(["--part", "c10d", "--device", "cpu", "--worlds", "2,4", "--calls", "20", "--rounds", "2", "--out", str(out)])
