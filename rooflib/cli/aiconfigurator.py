@@ -58,7 +58,7 @@ def import_aiconfigurator(
     installed, a system name (h100_sxm). NCCL rows (nccl-tests, back-to-back stream launches) go to
     OUT/raw/nccl.jsonl, GEMM rows (bf16, fp8, nvfp4) to OUT/raw/gemm.jsonl, the frameworks' custom all-reduce to
     OUT/raw/framework_allreduce.jsonl, each table with its provenance; the folder is then ready for
-    `rooflib calibrate`, `rooflib validate` and `rooflib plot`. Importing the same tables again replaces them.
+    `rooflib calibrate` and `rooflib validate` (its plots included). Importing the same tables again replaces them.
     """
     from rooflib.bench.aiconfigurator_import import import_aiconfigurator as run_import
     from rooflib.bench.aiconfigurator_tables import NCCL_OPS
