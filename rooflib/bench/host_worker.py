@@ -54,6 +54,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rooflib.bench.host_ops import PKB_CASES, pkb_cases
 from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record, stats
 from rooflib.conventions import MULTICAST_OFF
 
@@ -216,7 +217,7 @@ def _op_record(
 ) -> dict[str, Any]:
     calls = max(1, args.calls // 2)
     rec: dict[str, Any] = {"record": "point", "family": "host", "name": "op", "op": name, "gpus": 1}
-    rec.update({"aten": list(OP_CASES[name]), "calls": calls})
+    rec.update({"aten": list(OP_CASES.get(name) or PKB_CASES[name]), "calls": calls})
     rec.update(rounds(torch, dev, fn, calls, args.rounds))
     rec["verified"] = fn() is not None
     rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
@@ -228,6 +229,12 @@ def _ops(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clo
         if name == "sdpa" and dev.type != "cuda":
             continue
         sink.write(_op_record(torch, dev, name, fn, args, clocks))
+    for name, fn in pkb_cases(torch, dev).items():  # rooflib.bench.host_ops: the ops PKB's references use most
+        try:
+            sink.write(_op_record(torch, dev, name, fn, args, clocks))
+        except Exception as exc:  # one op this torch refuses: recorded, the rest stands
+            rec = {"record": "skipped", "family": "host", "name": "op", "op": name, "gpus": 1}
+            sink.write({**rec, "reason": f"{type(exc).__name__}: {exc}"[:300]})
 
 
 def _iteration(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:

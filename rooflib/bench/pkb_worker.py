@@ -24,10 +24,14 @@ seed per run, ``--trial``).
 
 Records (JSON Lines, ``family: pkb``): ``record: point`` with ``problem`` (stem), ``id``, ``mode``, ``world``,
 ``rank``, ``size`` ([M, N]), ``dtype``, ``groups``, ``input_bytes``, ``time_s`` (median), ``time_p10_s``,
-``time_p90_s``, ``time_mean_s`` (PKB reports the mean), ``time_n``, ``warmup``, ``verified`` (true / false /
+``time_p90_s``, ``time_mean_s`` (PKB reports the mean), ``time_n``, ``warmup``, ``host_s`` (median host time of
+a call issued while a sleep kernel holds the GPU: its issue cost alone, ``host_waits`` when a call synced;
+:func:`rooflib.bench.torch_common.held_host_times`, ``--host-calls``), ``verified`` (true / false /
 null), ``check`` (host / reference / repeat / none), ``max_abs_error``; ``record: skipped`` with ``reason``.
 Resumable: a (problem, mode, world, rank, size, dtype, solution) already written (point or skipped) is not run
-again, so a killed run continues where it stopped without losing or repeating a record.
+again, so a killed run continues where it stopped without losing or repeating a record. Each problem is
+``record: started`` first; one started and never finished (the process died in it: a device-side assert) is
+recorded as skipped on the next run, one interrupted (``record: aborted``, a time limit) is run again.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -48,13 +53,14 @@ from rooflib.bench.torch_common import (
     chained_times,
     finish,
     groups_for,
+    held_host_times,
     l2_bytes,
     meta_record,
     recorded_keys,
     stats,
 )
 
-__all__ = ["done_keys", "flatten", "main", "parser", "record_key"]
+__all__ = ["died_keys", "done_keys", "flatten", "main", "parser", "record_key"]
 
 MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 KEY_FIELDS = ("problem", "mode", "world", "rank", "size", "dtype", "solution")
@@ -72,10 +78,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--solution", default="", help="a folder of candidate solutions (default: the reference)")
     p.add_argument("--warmup", type=int, default=20, help="warm-up calls (PKB uses 500)")
     p.add_argument("--iters", type=int, default=50, help="timed calls (PKB uses 100)")
+    p.add_argument(
+        "--host-calls", type=int, default=10, help="calls timed on the host with the GPU held busy (0: none)"
+    )
     p.add_argument("--trial", type=int, default=1, help="PKB's trial index: the random inputs' seed")
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu (tests)")
+    p.add_argument("--problem-seconds", type=float, default=120.0, help="skip a problem running longer (0: never)")
     p.add_argument("--max-seconds", type=float, default=0.0, help="stop starting problems after this long")
     return p
 
@@ -88,6 +98,40 @@ def record_key(rec: dict[str, Any]) -> tuple[str, ...]:
 def done_keys(path: str) -> set[tuple[str, ...]]:
     """Keys of the points and skips already in ``path`` (a torn last line is ignored)."""
     return recorded_keys(path, "pkb", record_key)
+
+
+class ContextLost(RuntimeError):
+    """A CUDA error left the context unusable: the problem is recorded as skipped and the process ends."""
+
+
+class _Overtime(Exception):
+    """A problem ran past ``--problem-seconds``."""
+
+
+def _overtime(signum: int, frame: Any) -> None:
+    raise _Overtime("ran past --problem-seconds")
+
+
+def died_keys(path: str) -> set[tuple[str, ...]]:
+    """Keys ``started`` in ``path`` and never finished (no point, skip or ``aborted`` after it): the process ended
+    inside that problem (a CUDA error poisons the context; the kernel's device-side assert kills it). A resumed
+    run records them as skipped instead of dying on them again."""
+    if not os.path.exists(path):
+        return set()
+    open_: set[tuple[str, ...]] = set()
+    with open(path) as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(rec, dict) or rec.get("family") != "pkb":
+                continue
+            if rec.get("record") == "started":
+                open_.add(record_key(rec))
+            elif rec.get("record") in ("point", "skipped", "aborted"):
+                open_.discard(record_key(rec))
+    return open_
 
 
 def _import(path: Path, name: str, root: Path) -> Any:
@@ -170,7 +214,10 @@ def _time(torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a
     groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=64)
     copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
     samples = chained_times(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
-    return {"groups": groups, "input_bytes": _nbytes(torch, args), **stats(samples), "warmup": a.warmup}
+    rec = {"groups": groups, "input_bytes": _nbytes(torch, args), **stats(samples), "warmup": a.warmup}
+    if a.host_calls and rec["time_s"]:
+        rec.update(held_host_times(torch, dev, lambda i: fn(*copies[i % groups]), a.host_calls, rec["time_s"]))
+    return rec
 
 
 def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref_fn: Any, world: int) -> dict[str, Any]:
@@ -232,15 +279,40 @@ def _run(
         if a.mode == "local":
             return {"record": "point", **base, **_local(torch, a, build, pid, fn, ref_fn, world)}
         return {"record": "point", **base, **_dist(torch, a, build, pid, fn, ref_fn)}
-    except Exception as exc:
+    except Exception as exc:  # _Overtime included
+        reason = f"{type(exc).__name__}: {exc}"[:300]
         if dev.type == "cuda":
+            if "CUDA error" in str(exc) or type(exc).__name__ == "AcceleratorError":
+                raise ContextLost(reason) from exc  # the context is unusable: the next run goes on
             torch.cuda.empty_cache()
-        return {"record": "skipped", **base, "reason": f"{type(exc).__name__}: {exc}"[:300]}
+        return {"record": "skipped", **base, "reason": reason}
+
+
+def _guarded(
+    torch: Any, a: argparse.Namespace, build: Any, base: dict[str, Any], path: Path, world: int, dev: Any, sink: Sink
+) -> dict[str, Any] | None:
+    """:func:`_run` between a ``started`` record and its result, under ``--problem-seconds``; None when a CUDA
+    error lost the context (recorded as skipped: the process must end)."""
+    sink.write({"record": "started", **base})
+    if a.problem_seconds:
+        signal.alarm(int(a.problem_seconds))
+    try:
+        return _run(torch, a, build, base, path, world, dev)
+    except KeyboardInterrupt:  # a time limit: this problem is retried when the run resumes
+        sink.write({"record": "aborted", **base})
+        raise
+    except ContextLost as exc:
+        sink.write({"record": "skipped", **base, "reason": str(exc)})
+        return None
+    finally:
+        signal.alarm(0)
 
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     os.environ.update(MULTICAST_ENV)  # never NVLink multicast (rooflib.conventions.MULTICAST_OFF)
+    if a.problem_seconds:
+        signal.signal(signal.SIGALRM, _overtime)
     import torch
 
     root = Path(a.pkb).resolve()
@@ -254,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.device == "cuda":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     out = a.out if a.mode == "local" else f"{a.out.removesuffix('.jsonl')}.rank{rank}.jsonl"
-    done, sink = done_keys(out), Sink(out)
+    done, died, sink = done_keys(out), died_keys(out), Sink(out)
     dev = torch.device(a.device)
     clocks = Clocks() if dev.type == "cuda" and rank == 0 else None
     sink.write(meta_record(torch, dev, "pkb", mode=a.mode, pkb=str(root)))
@@ -271,7 +343,12 @@ def main(argv: list[str] | None = None) -> int:
             base["world"] = torch.distributed.get_world_size()
         if record_key(base) in done:
             continue
-        rec = _run(torch, a, build, base, path, world, dev)
+        if record_key(base) in died:
+            sink.write({"record": "skipped", **base, "reason": "the process ended during this problem (CUDA error)"})
+            continue
+        rec = _guarded(torch, a, build, base, path, world, dev, sink)
+        if rec is None:
+            return 3
         if clocks is not None and rec["record"] == "point":
             rec["sm_mhz"] = clocks.latest_sm_mhz()
         sink.write(rec)

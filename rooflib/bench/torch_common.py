@@ -41,6 +41,7 @@ __all__ = [
     "finish",
     "graph_times",
     "groups_for",
+    "held_host_times",
     "kernel_names",
     "l2_bytes",
     "meta_record",
@@ -255,6 +256,49 @@ def chained_times(torch: Any, dev: Any, call: Callable[[int], Any], warmup: int,
         events[i + 1].record()
     events[-1].synchronize()
     return [events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(iters)]
+
+
+def held_host_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int, device_s: float) -> dict[str, Any]:
+    """Host seconds of each of ``calls`` calls ``call(i)`` issued while a sleep kernel holds the GPU busy for longer
+    than they take (``torch.cuda._sleep``, sized from ``device_s``, the call's measured time): the device never
+    waits for the host, so ``perf_counter`` around a call is its issue cost alone (Python, dispatch, launches).
+
+    ``host_waits``: a call waited for the device (a sync: ``.item()``, ``.tolist()``, ``nonzero``) before the hold
+    ended; then the per-call times include device work and ``host_s`` is what the host spent, waits included.
+    Empty on the CPU."""
+    if getattr(dev, "type", "cpu") != "cuda":
+        return {}
+    rate = _sleep_rate(torch, dev)
+    hold_s = 3.0 * calls * max(device_s, 20e-6) + 2e-3
+    _sync(torch, dev)
+    t_hold = time.perf_counter()
+    torch.cuda._sleep(int(hold_s * rate))
+    out = []
+    for i in range(calls):
+        t0 = time.perf_counter()
+        call(i)
+        out.append(time.perf_counter() - t0)
+    waited = time.perf_counter() - t_hold >= hold_s or torch.cuda.current_stream(dev).query()
+    _sync(torch, dev)
+    return {**stats(out, "host"), "host_waits": bool(waited), "host_hold_s": hold_s}
+
+
+_SLEEP_RATE: dict[str, float] = {}
+
+
+def _sleep_rate(torch: Any, dev: Any) -> float:
+    """Cycles per second of ``torch.cuda._sleep`` on ``dev`` (timed once with CUDA events)."""
+    key = str(dev)
+    if key not in _SLEEP_RATE:
+        cycles = 20_000_000
+        torch.cuda._sleep(cycles // 10)  # warm
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        _SLEEP_RATE[key] = cycles / (start.elapsed_time(end) * 1e-3)
+    return _SLEEP_RATE[key]
 
 
 def graph_times(

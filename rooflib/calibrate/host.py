@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KERNEL_CASES", "OWN_COST", "VIEW_CASES", "fit_host", "host_checks", "host_yaml"]
+from rooflib.bench.host_ops import PKB_CASES
+
+__all__ = ["KERNEL_CASES", "OWN_COST", "VIEW_CASES", "fit_c10d", "fit_host", "host_checks", "host_yaml", "lease_host"]
 
 KERNEL_CASES = ("add", "mul_scalar", "gelu", "silu", "tanh", "div")
 VIEW_CASES = ("view", "transpose", "reshape")
@@ -87,7 +89,7 @@ def fit_host(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         out["sync"] = max(0.0, round_trip - kernel - (run or 0.0))
     ops: dict[str, float] = {}
     base = out.get("kernel")
-    for case in SINGLE_CASES:
+    for case in (*SINGLE_CASES, *PKB_CASES):
         v = _case(pts, case)
         rec = next((r for r in pts if r.get("op") == case), None)
         if v is None or rec is None or base is None:
@@ -98,6 +100,59 @@ def fit_host(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             ops[str(rec["aten"][0])] = v
     out["ops"] = ops
     return out
+
+
+FAKE_ALLOCS = ("zeros", "cat")
+"""``alloc`` cases whose cost differs from a view's and that the fake runs charge by aten op."""
+
+
+def fit_c10d(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """``HostSpec.ops`` entries from the ``c10d`` part (``rooflib.bench.host_dist.c10d_part``): each c10d call
+    through torch's fake process group, ``fake.<op>@w<world>`` (median over the cases that dispatch it) and
+    ``fake.<op>`` (median over worlds); a send and a receive as one ``fake.c10d.send_recv`` (what
+    ``batch_isend_irecv`` of both costs); the ``zeros`` and ``cat`` allocations by aten op.
+
+    >>> fit_c10d([{"record": "point", "family": "host", "name": "c10d", "case": "all_reduce", "world": 2,
+    ...            "c10d": ["c10d.allreduce_"], "host_s": 6e-06, "verified": True}])
+    {'fake.c10d.allreduce_@w2': 6e-06, 'fake.c10d.allreduce_': 6e-06}
+    """
+    pts = _points(records)
+    by: dict[tuple[str, int], list[float]] = {}
+    for r in pts:
+        if r.get("name") != "c10d" or not r.get("c10d"):
+            continue
+        ops = list(r["c10d"])
+        if len(ops) != 1 and r.get("case") != "batch_isend_irecv":
+            continue  # composite calls (all_gather_object): not one op's cost
+        name = "c10d.send_recv" if r.get("case") == "batch_isend_irecv" else str(ops[0])
+        if name in ("c10d.send", "c10d.recv_"):
+            continue  # a lone send or receive: the traced pair is charged as batch_isend_irecv
+        by.setdefault((name, int(r["world"])), []).append(float(r["host_s"]))
+    out: dict[str, float] = {}
+    for name in sorted({n for n, _ in by}):
+        per_world = {w: statistics.median(v) for (n, w), v in sorted(by.items()) if n == name}
+        for w, v in per_world.items():
+            out[f"fake.{name}@w{w}"] = v
+        out[f"fake.{name}"] = statistics.median(per_world.values())
+    for case in FAKE_ALLOCS:
+        vals = [float(r["host_s"]) for r in pts if r.get("name") == "alloc" and r.get("case") == case]
+        if vals:
+            out[f"aten.{case}"] = statistics.median(vals)
+    return out
+
+
+def lease_host(host: Any, records: Iterable[Mapping[str, Any]], source: str) -> Any:
+    """``host`` (a ``HostSpec``) with every figure the ``host`` family's records measure replaced by its measured
+    value (:func:`fit_host`, :func:`fit_c10d`), sourced ``source``; the rest (``nccl``, ops not measured) stays.
+    For predicting runs made on the same machine: a lent host's speed differs between leases."""
+    from rooflib.specs.figures import Duration
+
+    recs = list(records)
+    fit = fit_host(recs)
+    measured = {**fit.pop("ops", {}), **fit_c10d(recs)}
+    ops = {**host.ops, **{k: Duration(value=v, source=source) for k, v in measured.items()}}
+    fields = {k: Duration(value=v, source=source) for k, v in fit.items() if k in type(host).model_fields}
+    return host.model_copy(update={**fields, "ops": ops})
 
 
 def _predict(fit: Mapping[str, Any], aten: Iterable[str]) -> float:
@@ -125,7 +180,8 @@ def host_checks(records: Iterable[Mapping[str, Any]], fit: Mapping[str, Any]) ->
             continue
         case = str(r["op"])
         pred = _predict(fit, r["aten"])
-        fitted = case in ("mm",) or (case in SINGLE_CASES and str(r["aten"][0]) in fit.get("ops", {}))
+        single = case in SINGLE_CASES or case in PKB_CASES
+        fitted = case in ("mm",) or (single and str(r["aten"][0]) in fit.get("ops", {}))
         rows.append(
             {
                 "case": case,

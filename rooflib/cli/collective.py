@@ -153,6 +153,12 @@ def _print(result: CollectiveResult, records: list[dict[str, Any]], launch: str,
     "recursive, nvls, nvls_tree, hierarchical.",
 )
 @launch_option
+@click.option(
+    "--dtype",
+    default=None,
+    help="Element type (bf16, half, fp32, int8, fp8, ...): NVLink multicast (NVLS) reduces 16-bit and wider "
+    "types only, so an 8-bit all-reduce or reduce-scatter runs a ring or tree. Default: any (NVLS allowed).",
+)
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True, help="Busiest links to report.")
 @json_option
 @profile_option
@@ -164,6 +170,7 @@ def collective(
     sizes: SizeSpec,
     algorithm: str,
     launch: str,
+    dtype: str | None,
     top: int,
     as_json: bool,
     profile: str | None,
@@ -181,6 +188,7 @@ def collective(
         gpus=gpus,
         algorithm=algorithm,
         launch=as_launch(launch),
+        dtype=dtype,
     )
     library = None
     if algorithm == "auto":
@@ -191,6 +199,7 @@ def collective(
             gpus=gpus,
             algorithm="library",
             launch=as_launch(launch),
+            dtype=dtype,
         )
     records = result_records(result, top=top, library=library)
     if as_json:

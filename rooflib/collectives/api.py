@@ -19,7 +19,7 @@ import numpy.typing as npt
 from rooflib.collectives.group import Group
 from rooflib.collectives.model import LAUNCHES, Launch, PlanCost, cost_plan, plan_time
 from rooflib.collectives.plans import ALGORITHMS_FOR, NotApplicable, build_plan
-from rooflib.conventions import Algorithm, Op, bandwidths, check_algorithm, check_op
+from rooflib.conventions import MULTICAST_ALGORITHMS, Algorithm, Op, bandwidths, check_algorithm, check_op
 from rooflib.errors import GroupError, UnitError, UnknownNameError
 from rooflib.specs.resolve import System
 from rooflib.topology.links import LINK_CLASSES
@@ -31,6 +31,36 @@ FloatArray = npt.NDArray[np.float64]
 _COSTS: weakref.WeakKeyDictionary[System, dict[tuple[str, str, tuple[int, ...]], PlanCost | str]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+MULTIMEM_REDUCE_DTYPES = frozenset(
+    ("fp16", "half", "float16", "bf16", "bfloat16", "fp32", "float", "float32", "fp64", "double", "float64")
+    + ("int32", "uint32", "int64", "uint64")
+)
+"""Element types NVLink multicast reductions take (PTX ``multimem.ld_reduce``: 16-bit and wider floats, 32- and
+64-bit integers; NCCL runs NVLS reductions for these only)."""
+NARROW_DTYPES = frozenset(("int8", "uint8", "fp8", "fp8_e4m3", "fp8_e5m2", "e4m3", "e5m2"))
+"""8-bit element types: reducing collectives on them cannot use the switch's multicast reduction."""
+REDUCING_OPS: frozenset[str] = frozenset(("all_reduce", "reduce_scatter", "reduce"))
+
+
+def check_dtype(dtype: str | None) -> str | None:
+    """``dtype`` lower-cased, or an error naming the valid ones (None: not given, no restriction)."""
+    if dtype is None:
+        return None
+    name = str(dtype).lower()
+    if name not in MULTIMEM_REDUCE_DTYPES | NARROW_DTYPES:
+        raise UnknownNameError("dtype", str(dtype), MULTIMEM_REDUCE_DTYPES | NARROW_DTYPES)
+    return name
+
+
+def _dtype_reason(op: Op, alg: Algorithm, dtype: str | None) -> str | None:
+    """Why ``alg`` cannot run ``op`` on ``dtype`` elements (None: it can)."""
+    if dtype is None or alg not in MULTICAST_ALGORITHMS or op not in REDUCING_OPS:
+        return None
+    if dtype in MULTIMEM_REDUCE_DTYPES:
+        return None
+    return f"NVLink multicast reductions take 16-bit and wider floats or 32/64-bit integers, not {dtype}"
 
 
 def _cost(system: System, op: Op, alg: Algorithm, members: tuple[int, ...]) -> PlanCost | str:
@@ -47,13 +77,20 @@ def _cost(system: System, op: Op, alg: Algorithm, members: tuple[int, ...]) -> P
 
 
 def plan_costs(
-    system: System, op: str, gpus: int | Iterable[int] | None = None, algorithm: str = "auto"
+    system: System,
+    op: str,
+    gpus: int | Iterable[int] | None = None,
+    algorithm: str = "auto",
+    dtype: str | None = None,
 ) -> dict[str, PlanCost]:
     """The routed plans (:class:`PlanCost`) of every applicable algorithm, for calibration and inspection."""
     the_op = check_op(op)
     members = system.group(gpus)
+    kind = check_dtype(dtype)
     out: dict[str, PlanCost] = {}
     for alg in _candidates(system, the_op, algorithm):
+        if _dtype_reason(the_op, alg, kind) is not None:
+            continue
         cost = _cost(system, the_op, alg, members)
         if not isinstance(cost, str):
             out[alg] = cost
@@ -159,6 +196,7 @@ def predict_collective(
     gpus: int | Iterable[int] | None = None,
     algorithm: str = "auto",
     launch: Launch = "stream",
+    dtype: str | None = None,
 ) -> CollectiveResult:
     """Predict ``op`` on ``gpus`` of ``system`` (``None``: all; ``n``: the first n; or explicit indices).
 
@@ -178,7 +216,9 @@ def predict_collective(
     - ``"device"``: the device's time alone (the program timeline adds the host's issue cost itself).
 
     The device time of a call includes the library kernel's start (``graph_launch_overhead``, what a call costs
-    inside a replayed graph beyond its algorithm).
+    inside a replayed graph beyond its algorithm). ``dtype`` (the element type, e.g. ``bf16``, ``int8``; None:
+    any) matters for reductions: NVLink multicast (NVLS) reduces 16-bit and wider types only, so an 8-bit
+    all-reduce or reduce-scatter runs a ring or tree (as NCCL does).
     """
     the_op = check_op(op)
     members = system.group(gpus)
@@ -193,13 +233,14 @@ def predict_collective(
     if (sizes < 0).any() or not np.isfinite(sizes).all():
         raise UnitError(f"nbytes must be finite and >= 0, got {nbytes!r}")
     names = _candidates(system, the_op, algorithm)
+    kind = check_dtype(dtype)
     lib = system.library
     # a library kernel's start inside the device (measured inside a replayed graph) is part of its device time
     launch_s = lib.launch_overhead.value if launch == "isolated" else lib.graph_launch_overhead.value
     costs: dict[str, PlanCost] = {}
     reasons: dict[str, str] = {}
     for alg in names:
-        c = _cost(system, the_op, alg, members)
+        c = _dtype_reason(the_op, alg, kind) or _cost(system, the_op, alg, members)
         if isinstance(c, str):
             reasons[alg] = c
         else:

@@ -66,8 +66,9 @@ def predict(system: System, rows: pd.DataFrame) -> pd.Series:
 
     back_to_back_from = back_to_back_sources()
     out = pd.Series(np.nan, index=rows.index)
-    for key, grp in rows.groupby(["name", "gpus", "variant"]):
-        op, gpus, mode = nccl_key(key)
+    dtypes = rows["dtype"].fillna("") if "dtype" in rows else pd.Series("", index=rows.index)
+    for (*key, dtype), grp in rows.groupby([rows["name"], rows["gpus"], rows["variant"], dtypes]):
+        op, gpus, mode = nccl_key(tuple(key))
         if gpus > system.gpus or gpus < 2:
             continue
         # rooflib's own stream rows time one call between events (isolated); nccl-tests times back-to-back calls
@@ -83,6 +84,7 @@ def predict(system: System, rows: pd.DataFrame) -> pd.Series:
             nbytes=grp["bytes"].astype(float).to_numpy(),
             algorithm="library",
             launch=launch,
+            dtype=str(dtype) or None,  # imported tables name it: 8-bit reductions cannot use NVLS
         )
         out[grp.index] = r.time_s
     return out

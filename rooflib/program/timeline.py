@@ -20,7 +20,8 @@ cannot be captured in a graph; the timeline charges it as eager does.
 An op's host cost (``HostCosts.issue``) is its aten op's measured cost where the host spec lists it
 (``HostSpec.ops``: traced ops are named by their aten op, e.g. ``aten.topk``), else its kind's (a kernel, a
 cuBLAS call, an NCCL call, times the op's ``calls``), plus ``HostSpec.view`` for each call before it that
-launched nothing (``host_calls``: views, transposes, splits, set by ``rooflib trace``). Each iteration also
+launched nothing (``host_calls``: views, transposes, splits, set by ``rooflib trace``) and the host-only Python work
+before it (``host_extra``: entering ``torch.no_grad``, ``HostSpec.ops['python.no_grad']``). Each iteration also
 costs the host ``HostSpec.iteration`` (the timed loop's per-iteration event record and call), in both modes.
 """
 
@@ -64,11 +65,14 @@ class HostCosts:
             return 0.0
         if op.name in self.ops:
             base = self.ops[op.name]
+        elif op.name.startswith("triton.") and "triton" in self.ops:  # a Triton kernel: its Python launcher
+            base = self.ops["triton"]
         elif op.host == "nccl":
             base = self.nccl * int(op.params.get("calls", 1))
         else:
             base = self.cublas if op.host == "cublas" else self.kernel
-        return base + self.view * int(op.params.get("host_calls", 0))
+        extra = sum(self.ops.get(name, self.view) for name in op.params.get("host_extra", ()))
+        return base + self.view * int(op.params.get("host_calls", 0)) + extra
 
 
 def host_costs(system: System) -> HostCosts:

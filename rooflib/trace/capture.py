@@ -85,6 +85,26 @@ def _patched(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
             setattr(obj, attr, value)
 
 
+GRAD_MODE_CALL = "python.no_grad"
+"""The recorded name of entering a grad-mode context (``@torch.no_grad()``, ``with torch.no_grad():``,
+``torch.enable_grad``): host-only Python work, costed as ``HostSpec.ops['python.no_grad']``."""
+
+
+def _grad_mode_patches(torch: Any, recorder: Recorder) -> list[tuple[Any, str, Any]]:
+    """Patches recording each entry into a grad-mode context while the recorder is active (host-only calls)."""
+    patches: list[tuple[Any, str, Any]] = []
+    for cls in (torch.no_grad, torch.enable_grad):
+        enter = cls.__enter__
+
+        def entering(self: Any, _enter: Any = enter) -> Any:
+            if recorder.active:
+                recorder.add(GRAD_MODE_CALL, {})
+            return _enter(self)
+
+        patches.append((cls, "__enter__", entering))
+    return patches
+
+
 @contextlib.contextmanager
 def _process_group(torch: Any, world: int, rank: int, recorder: Recorder) -> Iterator[None]:
     import torch.distributed as dist
@@ -229,6 +249,7 @@ def capture(
             _active(recorder),
             _process_group(torch, world, rank, recorder),
             _patched(fake_cuda(torch, recorder.streams, recorder.host_sync, world)),
+            _patched(_grad_mode_patches(torch, recorder)),
         ):
             setup_mode, _ = make_modes(torch, intercepts)
             args, kwargs = _example(torch, inputs, rank, world, dict(params or {}), setup_mode, device)

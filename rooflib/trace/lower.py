@@ -75,6 +75,7 @@ class _State:
     anchor: dict[int, int] = field(default_factory=dict)  # call -> last op of its stream at that call
     op_of: dict[int, int] = field(default_factory=dict)  # call -> the (last) op it emitted
     host_calls: int = 0  # GPU calls since the last op that launched nothing (views, splits, empty)
+    host_extra: list[str] = field(default_factory=list)  # host-only Python work since the last op (python.*)
 
     def synced(self) -> bool:
         """Whether the last op emitted is a host sync (a second sync right after it waits for nothing)."""
@@ -82,8 +83,10 @@ class _State:
 
     def emit(self, piece: Piece, stream: str, deps: set[int]) -> int:
         after = sorted(d for d in deps if self.streams[d] != stream)
-        params = {**piece.params, "host_calls": self.host_calls} if self.host_calls else piece.params
-        self.host_calls = 0
+        params = {**piece.params, "host_calls": self.host_calls} if self.host_calls else dict(piece.params)
+        if self.host_extra:
+            params["host_extra"] = tuple(self.host_extra)
+        self.host_calls, self.host_extra = 0, []
         index = self.builder.add(piece.kind, params, name=piece.name, stream=stream, after=after, host=piece.host)
         self.streams.append(stream)
         self.kinds.append(piece.kind)
@@ -139,6 +142,8 @@ def lower(trace: Trace) -> Program:
         i, stream = call.index, call.stream
         if not pieces[i] and call.on_gpu and call.name not in WAITS and not is_comm(call):
             st.host_calls += 1
+        elif call.name.startswith("python."):
+            st.host_extra.append(call.name)
         waiting = st.pending.setdefault(stream, set())
         waiting.update(st.anchor[j] for j in call.after if j in st.anchor)
         if call.name in WAITS and call.target is not None:

@@ -165,8 +165,9 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
         if comm:
             copies = op.name in FAKE_COPIES
             params: dict[str, object] = {"bytes": float(op.params.get("bytes", 0.0)) if copies else 0.0}
-            if op.params.get("host_calls"):
-                params["host_calls"] = op.params["host_calls"]
+            for key in ("host_calls", "host_extra"):
+                if op.params.get(key):
+                    params[key] = op.params[key]
             stream = "compute" if op.stream.startswith("comm") else op.stream
             name = fake_name(op.name, program.world, host_ops)
             ops.append(Op(name, "copy", params, stream=stream, deps=deps, host="kernel"))

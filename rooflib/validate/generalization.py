@@ -3,7 +3,8 @@
 The report (``tools/generalization_report.py``, ``docs/validation/generalization.md``) compares rooflib's
 predictions with NVIDIA aiconfigurator's tables (:mod:`rooflib.bench.aiconfigurator_tables`):
 
-- NCCL rows: ``predict_collective(op, system, gpus=n, nbytes=..., algorithm="library", launch="stream")``
+- NCCL rows: ``predict_collective(op, system, gpus=n, nbytes=..., algorithm="library", launch="stream",
+  dtype=...)`` (the rows' element type: NVLS does not reduce 8-bit types)
   (nccl-tests times back-to-back stream launches), grouped by system, op, GPU count and size band
   (:func:`size_band`);
 - GEMM rows: :func:`rooflib.compute.gemm.gemm_times` (device time: the tables time each GEMM inside a CUDA graph,
@@ -82,7 +83,8 @@ def predict_nccl_rows(system: System, rows: pd.DataFrame) -> pd.Series:
     """Predicted ``time_s`` of NCCL rows (``op``, ``gpus``, ``bytes``) timed as nccl-tests does (back-to-back
     stream launches), with the library's own algorithm choice; NaN for GPU counts the system does not have."""
     out = pd.Series(np.nan, index=rows.index, dtype=float)
-    for (op, gpus), grp in rows.groupby(["op", "gpus"]):
+    dtypes = rows["dtype"].fillna("") if "dtype" in rows else pd.Series("", index=rows.index)
+    for (op, gpus, dtype), grp in rows.groupby([rows["op"], rows["gpus"], dtypes]):
         n = int(str(gpus))
         if n < 2 or n > system.gpus:
             continue
@@ -93,6 +95,7 @@ def predict_nccl_rows(system: System, rows: pd.DataFrame) -> pd.Series:
             nbytes=grp["bytes"].astype(float).to_numpy(),
             algorithm="library",
             launch="stream",
+            dtype=str(dtype) or None,  # 8-bit reductions cannot use NVLS (NCCL runs a ring or tree)
         )
         out[grp.index] = np.asarray(r.time_s, dtype=float)
     return out

@@ -136,11 +136,17 @@ def test_validate_predicts_back_to_back_stream_launches(system: Path, tmp_path: 
     import_aiconfigurator(system, out, tables=["nccl", "framework"], nccl_versions=["2.29.2"])
     v = validate(out, "hgx-h200", plots=False)
     rows = v.rows[(v.rows["family"] == "nccl") & (v.rows["op"] == "all_reduce") & (v.rows["gpus"] == 8)]
-    sizes = rows["bytes"].astype(float).to_numpy()
-    want = predict_collective(
-        "all_reduce", load_system("hgx-h200", gpus=8), gpus=8, nbytes=sizes, algorithm="library", launch="stream"
-    ).time_s
+    h200 = load_system("hgx-h200", gpus=8)
+    want = [
+        predict_collective(
+            "all_reduce", h200, gpus=8, nbytes=float(b), algorithm="library", launch="stream", dtype=str(d)
+        ).time_s[0]
+        for b, d in zip(rows["bytes"], rows["dtype"], strict=True)
+    ]
     assert np.allclose(rows["pred_datasheet"].to_numpy(), want)
+    big = rows[rows["bytes"].astype(float) == rows["bytes"].astype(float).max()]
+    by = dict(zip(big["dtype"], big["pred_datasheet"], strict=True))
+    assert by["int8"] > by["half"]  # an 8-bit all-reduce cannot use NVLS: a ring, slower
     assert set(v.errors["family"]) == {"nccl"}  # the framework tables are not compared with NCCL's model
     assert v.rows[v.rows["family"] == "framework_allreduce"]["pred_datasheet"].isna().all()
 

@@ -160,3 +160,17 @@ def test_library_mode_keeps_to_what_nccl_runs(h100: System, a100: System) -> Non
     # what a kernel writer can reach is never slower than the library
     best = predict_collective("all_reduce", h100, nbytes=[1e3, 1e9])
     assert (best.time_s <= r.time_s).all()
+
+
+def test_eight_bit_reductions_cannot_use_nvls() -> None:
+    # aiconfigurator's 8 x H100 nccl-tests table: all-reduce 512 MiB half 445 GB/s busbw (NVLS), int8 351 (ring)
+    h100 = rooflib.load_system("hgx-h100")
+    half = predict_collective("all_reduce", h100, nbytes=1 << 29, algorithm="library", dtype="half")
+    int8 = predict_collective("all_reduce", h100, nbytes=1 << 29, algorithm="library", dtype="int8")
+    assert half.algorithm == ["nvls"] and int8.algorithm != ["nvls"]
+    assert "16-bit" in int8.not_applicable["nvls"]
+    assert int8.time_s[0] > half.time_s[0]
+    gather = predict_collective("all_gather", h100, nbytes=1 << 29, algorithm="auto", dtype="int8")
+    assert "nvls" not in gather.not_applicable  # no reduction: the element type does not matter
+    with pytest.raises(rooflib.RooflibError, match="dtype"):
+        predict_collective("all_reduce", h100, nbytes=1 << 20, dtype="int3")

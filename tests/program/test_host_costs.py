@@ -70,8 +70,17 @@ def test_shipped_h200_host_block_is_the_fit(h200: rooflib.System) -> None:
     assert host.kernel.value == pytest.approx(fit["kernel"], rel=1e-3)
     assert host.iteration.value == pytest.approx(fit["iteration"], rel=1e-3)
     assert {k: host.ops[k].value for k in fit["ops"]} == pytest.approx(fit["ops"], rel=1e-3)
-    others = set(host.ops) - set(fit["ops"])  # the rest come from the c10d part (runs/x1-host-c10d)
+    others = set(host.ops) - set(fit["ops"]) - {"python.no_grad"}  # the c10d part's (runs/x1-host-c10d)
     assert others and all("x1-host-c10d" in host.ops[k].source for k in others)
+    c10d = RUN.parents[1] / "x1-host-c10d" / "host-c10d.jsonl"
+    from rooflib.calibrate.host import fit_c10d
+
+    measured = fit_c10d(json.loads(line) for line in c10d.read_text().splitlines())
+    shipped = {k: host.ops[k].value for k in others if k in measured and "@w" in k}  # per-world: one median
+    assert len(shipped) >= 9 and shipped == pytest.approx({k: measured[k] for k in shipped}, rel=1e-3)
+    nograd = RUN.parents[1] / "x1-host-nograd" / "host.jsonl"
+    later = fit_host(json.loads(line) for line in nograd.read_text().splitlines())
+    assert host.ops["python.no_grad"].value == pytest.approx(later["ops"]["python.no_grad"], rel=1e-3)
 
 
 def test_a_host_bound_graph_loop_runs_at_its_host_period(h200: rooflib.System) -> None:
@@ -90,3 +99,16 @@ def test_a_host_bound_graph_loop_runs_at_its_host_period(h200: rooflib.System) -
     steady = simulate(ops, costs, hc, "graph").time_s
     assert steady == pytest.approx(host, rel=0.05)  # the mean of the last four intervals
     assert steady > device + hc.launch_latency / 4  # not the device-bound interval (one of the alternation's)
+
+
+def test_host_extra_python_work_and_triton_launches(h200: rooflib.System) -> None:
+    hc = host_costs(h200)
+    nograd = hc.ops["python.no_grad"]
+    op = Op("aten.add", "elementwise", {"host_extra": ("python.no_grad", "python.no_grad")})
+    assert hc.issue(op) == pytest.approx(hc.kernel + 2 * nograd)
+    unknown = Op("aten.add", "elementwise", {"host_extra": ("python.other",)})
+    assert hc.issue(unknown) == pytest.approx(hc.kernel + hc.view)  # not measured: a dispatch
+    tri = Op("triton.my_kernel", "elementwise", {})
+    assert hc.issue(tri) == hc.kernel  # no triton figure shipped: an eager kernel's
+    with_tri = replace(hc, ops={**hc.ops, "triton": 2e-5})
+    assert with_tri.issue(tri) == 2e-5

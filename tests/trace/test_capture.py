@@ -259,3 +259,13 @@ def test_program_calling_init_process_group_is_fine() -> None:
 
     p = trace_program(program, lambda r, w, d: (torch.randn(4, device=d),), world=2)
     assert kinds(p) == ["collective"]
+
+
+def test_grad_mode_entries_are_host_work_of_the_next_op() -> None:
+    p = traced("elementwise_chain.py:chain_no_grad", world=1, rows=64, cols=128)
+    assert [op.name for op in p.ops] == ["aten.add", "aten.silu", "aten.mul"]
+    assert p.ops[0].params["host_extra"] == ("python.no_grad",)  # the decorator, before the first op
+    assert p.ops[2].params["host_extra"] == ("python.no_grad",)  # enable_grad inside: one more entry
+    assert "host_extra" not in p.ops[1].params
+    plain = traced("elementwise_chain.py:chain", world=1, rows=64, cols=128)
+    assert all("host_extra" not in op.params for op in plain.ops)

@@ -19,3 +19,12 @@ def inputs(rank: int, world: int, device: torch.device, rows: int = 4096, cols: 
         torch.randn(rows, cols, device=device, dtype=torch.bfloat16),
         torch.randn(cols, device=device, dtype=torch.bfloat16),
     )
+
+
+@torch.no_grad()
+def chain_no_grad(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """The chain under a ``@torch.no_grad()`` decorator, and a second grad-mode block inside it."""
+    y = F.silu(x + bias)
+    with torch.enable_grad():
+        y = y * 2.0
+    return y

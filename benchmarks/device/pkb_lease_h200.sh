@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# ParallelKernelBench single-GPU parts and the host costs that predict them, in ONE call on one lent H200 (the
+# device tool): a lent host's speed differs between leases (up to 3x), so the host figures the prediction uses
+# are measured on the same machine, minutes before the problems, each step in a fresh process:
+#   1. host.jsonl:      rooflib.bench.host_worker --part local  (per-op host costs by kind, the timed loop, sync)
+#   2. host-c10d.jsonl: rooflib.bench.host_worker --part c10d   (torch.distributed calls on the fake group, allocs)
+#   3. pkb-local.jsonl: rooflib.bench.pkb_worker --mode local   (every problem at world 8, 4, 2; PKB's timing, the
+#      host time of a call with the GPU held busy, outputs checked on the host)
+# From the repository root there (PKB carried as .pkb, the pydantic wheels as .wheels):
+#   bash benchmarks/device/pkb_lease_h200.sh .pkb
+# Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+pkb=${1:?PKB_ROOT}
+out=${OUT:-/tmp/out}
+limit=${LIMIT_S:-570}  # the whole call: the problems stop starting when it nears
+mkdir -p "$out"
+python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>&1 || echo "pydantic install failed"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+step() {  # name, seconds, then worker arguments
+  local name=$1 secs=$2; shift 2
+  local start=$SECONDS
+  timeout -s INT "$secs" python3 -m "$@" --out "$out/$name.jsonl" >> "$out/$name.log" 2>&1
+  echo "== $name: exit $? in $((SECONDS - start)) s, $(grep -c '"record": "point"' "$out/$name.jsonl") points"
+}
+step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"
+step host-c10d 90 rooflib.bench.host_worker --part c10d --worlds 2,4,8 --calls "${HOST_CALLS:-1000}"
+for attempt in 1 2 3 4; do  # a problem that kills the process (device-side assert) is skipped on the next attempt
+  left=$((limit - SECONDS - 15))
+  [ "$left" -gt 20 ] || break
+  step pkb-local "$((left + 10))" rooflib.bench.pkb_worker --pkb "$pkb" --mode local --worlds "${WORLDS:-8,4,2}" \
+    --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}"
+  grep -q '"end": true' "$out/pkb-local.jsonl" && break
+done
+grep -c '"record": "skipped"' "$out/pkb-local.jsonl"
+grep -v "return func\|Warning" "$out/pkb-local.log" | tail -n 40

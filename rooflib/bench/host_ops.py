@@ -1,0 +1,139 @@
+"""More ``op`` cases of the ``host`` family: the aten ops ParallelKernelBench's references dispatch most (by host
+time in their traces), each called alone on tiny tensors, so that their host cost is measured, not assumed to be
+an elementwise kernel's.
+
+Each case names the aten op one call dispatches (as ``rooflib trace`` records it); ``triton`` is one launch of a
+one-block Triton kernel (the cost of the Python launcher, charged to every traced ``triton.<kernel>``), present
+only where Triton is installed. ``no_grad`` is a call of an empty ``@torch.no_grad()`` function (the trace
+records each grad-mode context entry as ``python.no_grad``). Calls that wait for the device (``nonzero``,
+``masked_select``, ``.item()``) are not here: the host family's ``sync`` covers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["PKB_CASES", "pkb_cases"]
+
+PKB_CASES: dict[str, tuple[str, ...]] = {
+    "mul": ("aten.mul",),
+    "sub": ("aten.sub",),
+    "eq": ("aten.eq",),
+    "neg": ("aten.neg",),
+    "pow": ("aten.pow",),
+    "sqrt": ("aten.sqrt",),
+    "mul_": ("aten.mul_",),
+    "add_": ("aten.add_",),
+    "addcmul_": ("aten.addcmul_",),
+    "copy_": ("aten.copy_",),
+    "clone": ("aten.clone",),
+    "zeros_like": ("aten.zeros_like",),
+    "arange": ("aten.arange",),
+    "repeat": ("aten.repeat",),
+    "roll": ("aten.roll",),
+    "index_select": ("aten.index_select",),
+    "index": ("aten.index",),
+    "index_put_": ("aten.index_put_",),
+    "gather": ("aten.gather",),
+    "scatter_add_": ("aten.scatter_add_",),
+    "masked_fill": ("aten.masked_fill",),
+    "cumsum": ("aten.cumsum",),
+    "sort": ("aten.sort",),
+    "vector_norm": ("aten.linalg_vector_norm",),
+    "bmm": ("aten.bmm",),
+    "addmm": ("aten.addmm",),
+    "conv2d": ("aten.convolution",),
+    "rfft": ("aten._fft_r2c",),
+    "fft": ("aten._fft_c2c",),
+    "triton": ("triton",),
+    "no_grad": ("python.no_grad",),
+}
+"""Each case and the aten op (or ``triton``) one call of it dispatches."""
+
+
+def _triton_case(torch: Any, dev: Any) -> Callable[[], Any] | None:
+    try:
+        import triton  # type: ignore[import-not-found, unused-ignore]
+        import triton.language as tl  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+
+    def _scale(x_ptr, n, block: tl.constexpr):  # type: ignore[no-untyped-def]  # Triton reads the source as is
+        offs = tl.arange(0, block)
+        mask = offs < n
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 1.0, mask=mask)
+
+    kernel = triton.jit(_scale)
+    x = torch.ones(256, device=dev, dtype=torch.float32)
+
+    def call() -> Any:
+        kernel[(1,)](x, 256, block=256)
+        return x
+
+    return call
+
+
+def _no_grad_call(torch: Any) -> Callable[[], Any]:
+    """A call of an empty function decorated ``@torch.no_grad()`` (what 52 of PKB's 87 references are): the
+    decorator's context entry and exit alone."""
+
+    def empty() -> int:
+        return 0
+
+    decorated: Callable[[], Any] = torch.no_grad()(empty)
+    return decorated
+
+
+def pkb_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
+    """The calls of :data:`PKB_CASES` on tiny tensors of ``dev`` (``triton`` only on CUDA with Triton)."""
+    import torch.nn.functional as F
+
+    dt = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    a, b = torch.randn(256, device=dev, dtype=dt), torch.randn(256, device=dev, dtype=dt)
+    f = torch.randn(256, device=dev, dtype=torch.float32)
+    dst = torch.empty(256, device=dev, dtype=dt)
+    pos, acc, src = f.abs() + 1.0, torch.zeros(256, device=dev), torch.ones(64, device=dev)
+    idx = torch.randint(0, 256, (64,), device=dev)
+    mask = a > 0
+    m3a, m3b = torch.randn(4, 32, 32, device=dev, dtype=dt), torch.randn(4, 32, 32, device=dev, dtype=dt)
+    m1, m2, bias = (torch.randn(32, 32, device=dev, dtype=dt) for _ in range(3))
+    img, wconv = torch.randn(1, 4, 16, 16, device=dev, dtype=dt), torch.randn(4, 4, 3, 3, device=dev, dtype=dt)
+    c = torch.randn(256, device=dev, dtype=torch.complex64)
+    cases: dict[str, Callable[[], Any]] = {
+        "mul": lambda: a * b,
+        "sub": lambda: a - b,
+        "eq": lambda: a == b,
+        "neg": lambda: -a,
+        "pow": lambda: a.pow(2),
+        "sqrt": lambda: torch.sqrt(pos),
+        "mul_": lambda: f.mul_(1.0),
+        "add_": lambda: f.add_(0.0),
+        "addcmul_": lambda: f.addcmul_(f, f, value=0.0),
+        "copy_": lambda: dst.copy_(a),
+        "clone": lambda: a.clone(),
+        "zeros_like": lambda: torch.zeros_like(a),
+        "arange": lambda: torch.arange(256, device=dev),
+        "repeat": lambda: a.repeat(2),
+        "roll": lambda: torch.roll(a, 1),
+        "index_select": lambda: a.index_select(0, idx),
+        "index": lambda: a[idx],
+        "index_put_": lambda: dst.index_put_((idx,), a[:64]),
+        "gather": lambda: torch.gather(a, 0, idx),
+        "scatter_add_": lambda: acc.scatter_add_(0, idx, src),
+        "masked_fill": lambda: a.masked_fill(mask, 0.0),
+        "cumsum": lambda: torch.cumsum(f, 0),
+        "sort": lambda: torch.sort(f),
+        "vector_norm": lambda: torch.linalg.vector_norm(f),
+        "bmm": lambda: torch.bmm(m3a, m3b),
+        "addmm": lambda: F.linear(m1, m2, bias),
+        "conv2d": lambda: F.conv2d(img, wconv, padding=1),
+        "rfft": lambda: torch.fft.rfft(f),
+        "fft": lambda: torch.fft.fft(c),
+    }
+    cases["no_grad"] = _no_grad_call(torch)
+    if dev.type == "cuda":
+        tri = _triton_case(torch, dev)
+        if tri is not None:
+            cases["triton"] = tri
+    return cases

@@ -1,0 +1,26 @@
+"""The host family's ParallelKernelBench op cases: every case runs on the CPU and dispatches what it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from rooflib.bench.host_ops import PKB_CASES, pkb_cases
+
+torch = pytest.importorskip("torch")
+
+
+def test_every_case_runs_and_names_its_op() -> None:
+    cases = pkb_cases(torch, torch.device("cpu"))
+    assert set(cases) == set(PKB_CASES) - {"triton"}  # Triton only on CUDA
+    for name, fn in cases.items():
+        assert fn() is not None, name
+    traced = {
+        name for name, ops in PKB_CASES.items() if all(op.startswith(("aten.", "python.", "triton")) for op in ops)
+    }
+    assert traced == set(PKB_CASES)
+
+
+def test_held_host_times_need_the_gpu() -> None:
+    from rooflib.bench.torch_common import held_host_times
+
+    assert held_host_times(torch, torch.device("cpu"), lambda i: i, 3, 1e-5) == {}

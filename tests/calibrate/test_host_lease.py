@@ -1,0 +1,53 @@
+"""The c10d part's fit (fake process-group calls by op and world) and a device's host figures from one lease."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import rooflib
+from rooflib.calibrate.host import fit_c10d, fit_host, lease_host
+
+RUNS = Path(__file__).parents[2] / "docs" / "validation"
+
+
+def _c10d(case: str, world: int, ops: list[str], host_s: float) -> dict[str, object]:
+    return {"record": "point", "family": "host", "name": "c10d", "case": case, "world": world, "c10d": ops,
+            "host_s": host_s, "verified": True}  # fmt: skip
+
+
+def test_fit_c10d_by_op_and_world() -> None:
+    recs = [
+        _c10d("all_reduce", 2, ["c10d.allreduce_"], 4e-6),
+        _c10d("all_reduce_async_wait", 2, ["c10d.allreduce_"], 6e-6),
+        _c10d("all_reduce", 8, ["c10d.allreduce_"], 9e-6),
+        _c10d("batch_isend_irecv", 2, ["c10d.send", "c10d.recv_"], 12e-6),
+        _c10d("send", 2, ["c10d.send"], 3e-6),  # a lone send: the traced pair is the batch
+        _c10d("all_gather_object", 2, ["c10d.allgather_", "c10d.allgather_"], 99e-6),  # composite: left out
+        {**_c10d("all_reduce", 4, ["c10d.allreduce_"], 1.0), "verified": False},  # unverified: left out
+        {"record": "point", "family": "host", "name": "alloc", "case": "zeros", "host_s": 8e-6, "verified": True},
+    ]
+    fit = fit_c10d(recs)
+    assert fit["fake.c10d.allreduce_@w2"] == pytest.approx(5e-6)  # median of the two cases
+    assert fit["fake.c10d.allreduce_@w8"] == pytest.approx(9e-6)
+    assert fit["fake.c10d.allreduce_"] == pytest.approx(7e-6)  # median over worlds
+    assert fit["fake.c10d.send_recv@w2"] == pytest.approx(12e-6)
+    assert "fake.c10d.send" not in fit and "fake.c10d.allgather_" not in fit
+    assert fit["aten.zeros"] == pytest.approx(8e-6)
+
+
+def test_lease_host_replaces_what_the_run_measured() -> None:
+    run = RUNS / "pkb" / "runs" / "x1-lease-2"
+    recs = [json.loads(x) for f in ("host.jsonl", "host-c10d.jsonl") for x in (run / f).read_text().splitlines()]
+    catalog = rooflib.load_system("hgx-h200", gpus=1).device.host
+    assert catalog is not None
+    lease = lease_host(catalog, recs, "measured: test lease")
+    fit = fit_host(recs)
+    assert lease.kernel.value == pytest.approx(fit["kernel"]) and lease.kernel.source == "measured: test lease"
+    assert lease.nccl == catalog.nccl  # not measured on one GPU: kept
+    assert lease.ops["aten.sort"].value == pytest.approx(fit["ops"]["aten.sort"])
+    assert lease.ops["fake.c10d.allreduce_@w4"].source == "measured: test lease"
+    assert lease.ops["python.no_grad"] == catalog.ops["python.no_grad"]  # this lease did not measure it
+    assert lease.kernel.value != catalog.kernel.value  # another lease, another host
