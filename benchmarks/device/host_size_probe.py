@@ -8,6 +8,7 @@ group, world 8) and the 1_allreduce-shaped function (``@torch.no_grad()``, clone
 serves blocks up to 1 MiB from its small pool and larger ones from its large pool.
 """
 
+# ruff: noqa: B023  (each lambda runs in the iteration that made it)
 from __future__ import annotations
 
 import json

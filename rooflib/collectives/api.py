@@ -35,8 +35,7 @@ _COSTS: weakref.WeakKeyDictionary[System, dict[tuple[str, str, tuple[int, ...]],
 
 MULTIMEM_REDUCE_DTYPES = frozenset(
     ("fp16", "half", "float16", "bf16", "bfloat16", "fp32", "float", "float32", "fp64", "double", "float64")
-    + ("int32", "uint32", "int64", "uint64")
-)
+) | frozenset(("int32", "uint32", "int64", "uint64"))
 """Element types NVLink multicast reductions take (PTX ``multimem.ld_reduce``: 16-bit and wider floats, 32- and
 64-bit integers; NCCL runs NVLS reductions for these only)."""
 NARROW_DTYPES = frozenset(("int8", "uint8", "fp8", "fp8_e4m3", "fp8_e5m2", "e4m3", "e5m2"))
