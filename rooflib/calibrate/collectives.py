@@ -103,7 +103,9 @@ class _Model:
             dataclasses.replace(r, lat_nv=p.lat[r.name], bw_fraction=p.share[r.name]) if r.name in PROTOCOLS else r
             for r in cost.regimes
         )
-        scale = self.eff0 / (p.eff * p.op_eff[op])
+        # the routed cost carries the catalog's link and per-op shares: divide them out, put the fitted ones in
+        catalog_op = self.system.library.op_efficiency.get(op)
+        scale = self.eff0 * (1.0 if catalog_op is None else catalog_op.value) / (p.eff * p.op_eff[op])
         phases = tuple(dataclasses.replace(ph, beta=ph.beta * scale) for ph in cost.phases)
         return dataclasses.replace(
             cost, regimes=regimes, phases=phases, base_latency=p.op[op], size_curve_points=p.curve

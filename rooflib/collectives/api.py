@@ -179,10 +179,16 @@ class CollectiveResult:
 
 def back_to_back(system: System, device_s: FloatArray) -> FloatArray:
     """Seconds per call of back-to-back library calls taking ``device_s`` each on the device: the host's issue
-    (``HostSpec.nccl``; the library's ``launch_overhead`` without a host block) overlaps the previous call, and a
-    queued kernel starts ``kernel_gap`` after the one before it (the program timeline's steady state)."""
+    overlaps the previous call, and a queued kernel starts ``kernel_gap`` after the one before it (the program
+    timeline's steady state). The issue is the library's own call from C (``LibrarySpec.host_call``: nccl-tests'
+    loop); without it the device's ``HostSpec.nccl`` (a torch.distributed call), or the library's
+    ``launch_overhead`` without a host block."""
     host = system.device.host
-    issue = host.nccl.value if host is not None else system.library.launch_overhead.value
+    lib = system.library
+    if lib.host_call is not None:
+        issue = lib.host_call.value
+    else:
+        issue = host.nccl.value if host is not None else lib.launch_overhead.value
     gap = host.kernel_gap.value if host is not None else 0.0
     return np.maximum(issue, np.asarray(device_s, dtype=np.float64) + gap)
 
@@ -205,10 +211,10 @@ def predict_collective(
     gets); a named one is used alone (an error says why when it cannot run).
     ``launch`` says how the calls are timed:
 
-    - ``"stream"``: back-to-back calls from the host, the steady state (how nccl-tests, PyTorch loops and
-      ParallelKernelBench time): each call costs ``max(host issue, device time + kernel_gap)``, the host's NCCL
-      call (``HostSpec.nccl``) overlapping the previous call's device time, as the program timeline runs them
-      (:mod:`rooflib.program.timeline`);
+    - ``"stream"``: back-to-back calls from the host, the steady state (how nccl-tests times): each call costs
+      ``max(host issue, device time + kernel_gap)``, the library's call from C (``LibrarySpec.host_call``, else
+      the device's ``HostSpec.nccl``) overlapping the previous call's device time, as the program timeline runs
+      them (:mod:`rooflib.program.timeline`, which adds PyTorch's own host costs itself);
     - ``"isolated"``: one call from an idle host and device, CUDA events around it (``rooflib bench nccl``'s
       ``stream`` mode): the library's ``launch_overhead`` plus the device time;
     - ``"graph"``: inside a replayed CUDA graph: the device time;

@@ -3,7 +3,9 @@
 For each phase of a plan the transfers are routed over the topology; with ``load_l`` bytes per byte of S on
 link l, the phase's bandwidth term is ``S * repeat * max_l load_l / (bw_l * eff_l)``, where ``eff_l`` is the
 achievable share of the raw link peak (the library's for NCCL algorithms, the ld/st mechanism's for the
-symmetric-memory ones). Protocol regimes (NCCL's LL, LL128, Simple) trade per-hop latency against usable
+symmetric-memory ones), on NVLink times, for the library's own algorithms, its per-op share (``op_efficiency``)
+and its bus efficiency at the group's rank count (``rank_efficiency``, dimensionless: it carries across
+generations). Protocol regimes (NCCL's LL, LL128, Simple) trade per-hop latency against usable
 bandwidth; the fastest applicable one is taken at each size, as NCCL's tuner does:
 
     t(S) = launch + base_latency(alg) + sum_phases [hops_nv * lat_p(nvlink) + hops_net * lat_p(ib)
@@ -166,8 +168,11 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     eff = _efficiency(system, plan.regime)
     native = plan.algorithm in system.library.native_algorithms.get(plan.op, ())
     op_eff = system.library.op_efficiency.get(plan.op) if native else None
+    # per-op and per-rank-count shares are NVLink figures (fitted inside one NVLink domain): NVLink links only
     if op_eff is not None:
-        eff = eff * op_eff.value
+        eff[NV] *= op_eff.value
+    if native and plan.regime != "p2p":  # NCCL's own rings, trees and NVLS: bus efficiency against rank count
+        eff[NV] *= system.library.rank_factor(plan.op, plan.group.n)
     phases = tuple(_phase_cost(p, table, eff, system) for p in plan.phases)
     base = system.library.algorithm_latency.get(plan.algorithm)
     extra = system.library.op_latency.get(plan.op) if native else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,6 +157,24 @@ def _raw_items(cat: Catalog, spec: SystemSpec) -> tuple[dict[str, tuple[str, dic
     return raws, links
 
 
+def _portable_part(prof: ProfileSpec, name: str, gpus: int) -> ProfileSpec:
+    """The part of ``prof`` that carries to ``gpus`` GPUs of system ``name`` (:meth:`ProfileSpec.portable`); one
+    line on stderr names what was dropped."""
+    fitted = None if prof.gpus is None else int(prof.gpus.value)
+    other_system = prof.system != name
+    other_count = fitted is not None and fitted != gpus
+    if not (other_system or other_count):
+        return prof
+    kept, dropped = prof.portable(other_system=other_system, other_count=other_count)
+    if dropped:
+        where = f"{prof.system}" + ("" if fitted is None else f", {fitted} GPUs")
+        sys.stderr.write(
+            f"rooflib: profile {prof.name} (fitted on {where}) on {name} with {gpus} GPUs carries only its "
+            f"portable part; dropped {len(dropped)} overrides: {', '.join(dropped)}\n"
+        )
+    return kept
+
+
 def load_system(
     name: str,
     *,
@@ -179,8 +198,7 @@ def load_system(
     specs: dict[str, Any] = {}
     if profile is not None:
         prof, prof_path = cat.profile(profile)
-        if prof.system != name:
-            raise SpecError(prof_path, [("system", prof.system, f"profile is for another system than {name!r}")])
+        prof = _portable_part(prof, name, gpus if gpus is not None else count * sys_spec.gpus_per_node)
         _apply_profile(cat, raws, prof, prof_path)
         for key, (kind, data, path) in raws.items():
             specs[key] = validate(kind, data, f"{path} (with profile {prof_path})")

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, Strict, model_validator
+import numpy as np
+import numpy.typing as npt
+from pydantic import Field, Strict, field_validator, model_validator
 
 from rooflib.conventions import ALGORITHMS, OPS
 from rooflib.specs.figures import Count, Duration, Fraction, SizeCurve, SpecModel, WholeNumber, name_of
+from rooflib.units import parse_quantity
 
 __all__ = [
+    "PORTABLE_LIBRARY",
     "LibrarySpec",
     "LinkClass",
     "NodeCount",
@@ -17,6 +21,7 @@ __all__ = [
     "ProtocolSpec",
     "Provenance",
     "RackTier",
+    "RankCurve",
     "ScaleOut",
     "ScaleUp",
     "SystemSpec",
@@ -25,6 +30,7 @@ __all__ = [
 LinkClass = Literal["nvlink", "pcie", "ib"]
 AlgorithmName = Annotated[str, name_of("algorithm", ALGORITHMS)]
 OpName = Annotated[str, name_of("collective", OPS)]
+RankKey = Annotated[str, name_of("rank_efficiency key", ("default", *OPS))]
 
 # What NCCL itself runs: ring/tree/NVLS for reductions and gathers, ring chains for rooted ops, and its
 # point-to-point engine (rooflib's "direct") for all-to-all, send/recv, gather and scatter.
@@ -138,6 +144,47 @@ class ProtocolSpec(SpecModel):
     )
 
 
+class RankCurve(SpecModel):
+    """Bus efficiency against the ranks in a group, log-log interpolated between points, clamped at both ends.
+
+    A ring or tree over few ranks runs fewer channels and shorter pipelines than over many, so NCCL reaches a
+    smaller share of the link at 2 ranks than at 8 (measured: 65-75 % of bus bandwidth at 2 ranks). The curve
+    multiplies the link efficiency of the library's own algorithms; it is dimensionless, so it carries from one
+    GPU generation to the next.
+
+    YAML: ``{points: [[2, 0.78], [4, 0.9], [8, 1.0]], source: ...}``.
+    """
+
+    points: tuple[tuple[float, float], ...]
+    source: str = Field(min_length=1)
+    note: str | None = None
+
+    @field_validator("points", mode="before")
+    @classmethod
+    def _parse_points(cls, raw: object) -> tuple[tuple[float, float], ...]:
+        if not isinstance(raw, list | tuple) or not raw:
+            raise ValueError("must be a non-empty list of [ranks, efficiency] pairs")
+        out: list[tuple[float, float]] = []
+        for i, pair in enumerate(raw):
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ValueError(f"point {i} must be a [ranks, efficiency] pair, got {pair!r}")
+            ranks = parse_quantity(pair[0], "count")
+            eff = parse_quantity(pair[1], "fraction")
+            if ranks < 2 or not 0 < eff <= 1:
+                raise ValueError(f"point {i} needs ranks >= 2 and efficiency in (0, 1], got {pair!r}")
+            out.append((ranks, eff))
+        ranks_ = [p[0] for p in out]
+        if ranks_ != sorted(ranks_) or len(set(ranks_)) != len(ranks_):
+            raise ValueError("ranks must be strictly increasing")
+        return tuple(out)
+
+    def __call__(self, ranks: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        x = np.log(np.maximum(np.asarray(ranks, dtype=np.float64), 1.0))
+        xs = np.log([p[0] for p in self.points])
+        ys = np.log([p[1] for p in self.points])
+        return np.asarray(np.exp(np.interp(x, xs, ys)), dtype=np.float64)
+
+
 class LibrarySpec(SpecModel):
     """Achievable rates and fixed costs of a collective library (NCCL) on one GPU generation."""
 
@@ -145,6 +192,11 @@ class LibrarySpec(SpecModel):
     name: str
     display_name: str
     launch_overhead: Duration = Field(description="host launch to kernel start, per call, stream launch")
+    host_call: Duration | None = Field(
+        default=None,
+        description="host time of one library call from C (nccl-tests' loop: enqueue and kernel launch); "
+        "back-to-back stream calls cost at least this; unset: the device's host.nccl (a torch.distributed call)",
+    )
     graph_launch_overhead: Duration = Field(description="the same inside a replayed CUDA graph")
     link_efficiency: dict[LinkClass, Fraction] = Field(
         description="achievable share of the raw per-direction link peak for the library's copy loops"
@@ -172,12 +224,40 @@ class LibrarySpec(SpecModel):
     max_channels: Count | None = Field(
         default=None, description="most parallel rings / trees the library builds across NVLink domains"
     )
+    rank_efficiency: dict[RankKey, RankCurve] = Field(
+        default_factory=dict,
+        description="bus efficiency of the library's own algorithms against the group's ranks, per op "
+        "('default': ops without their own curve); none: 1 at every rank count",
+    )
 
     @model_validator(mode="after")
     def _has_simple(self) -> LibrarySpec:
         if not self.protocols:
             raise ValueError("protocols must name at least one protocol")
         return self
+
+    def rank_factor(self, op: str, ranks: int) -> float:
+        """The :attr:`rank_efficiency` of ``op`` at ``ranks`` ranks (1.0 when no curve applies)."""
+        curve = self.rank_efficiency.get(op) or self.rank_efficiency.get("default")
+        return 1.0 if curve is None else float(curve(ranks))
+
+
+PORTABLE_LIBRARY = (
+    "link_efficiency",
+    "link_size_efficiency",
+    "op_efficiency",
+    "rank_efficiency",
+    "protocols",
+    "nvls_efficiency",
+    "nvls_size_efficiency",
+    "algorithm_latency",
+    "op_latency",
+)
+"""``library.*`` figures of a profile that carry to another system: dimensionless shares and curves, and the
+library's per-step and per-call latencies. Host costs (``launch_overhead``, ``host_call``), the kernel start in a
+graph (``graph_launch_overhead``, a property of the machine's GPU and driver) and the machine's algorithm set
+(``native_algorithms``: NVLS off on the measured machine) stay with the machine."""
+_ENVIRONMENT = ("library.native_algorithms", "library.launch_overhead", "library.host_call")
 
 
 class Provenance(SpecModel):
@@ -204,3 +284,28 @@ class ProfileSpec(SpecModel):
     provenance: Provenance
     overrides: dict[str, Any]
     fit: dict[str, Any] | None = None
+
+    def portable(self, *, other_system: bool, other_count: bool) -> tuple[ProfileSpec, list[str]]:
+        """This profile less what does not carry, and the dropped override paths.
+
+        To another system (another GPU or generation): only ``library.*`` figures in :data:`PORTABLE_LIBRARY`.
+        To another GPU count of the same system: everything but the measured machine's environment (NVLink
+        multicast and in-network reduction state, the library's algorithm set) and its host costs (the library's
+        stream launch and call costs)."""
+
+        def keep(path: str) -> bool:
+            if other_system:
+                head, _, rest = path.partition(".")
+                return head == "library" and rest.split(".", 1)[0] in PORTABLE_LIBRARY
+            if other_count:
+                if path.startswith("interconnect.") and path.rsplit(".", 1)[-1] in (
+                    "multicast",
+                    "in_network_reduction",
+                ):
+                    return False
+                return path not in _ENVIRONMENT
+            return True
+
+        kept = {k: v for k, v in self.overrides.items() if keep(k)}
+        dropped = [k for k in self.overrides if k not in kept]
+        return self.model_copy(update={"overrides": kept}), dropped

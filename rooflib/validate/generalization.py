@@ -10,25 +10,34 @@ predictions with NVIDIA aiconfigurator's tables (:mod:`rooflib.bench.aiconfigura
 - GEMM rows: :func:`rooflib.compute.gemm.gemm_times` (device time: the tables time each GEMM inside a CUDA graph,
   so no launch cost is added), grouped by dtype and shape class (:func:`gemm_class`).
 
+Fit-on-X / predict-Y matrices (:data:`SCENARIOS`, :func:`fit_and_predict`): the portable library figures are
+fitted on some systems' and GPU counts' rows (:func:`rooflib.calibrate.library_tables.fit_library_tables`) and
+put onto the predicted system's datasheet hardware (:func:`~rooflib.calibrate.library_tables.apply_library`).
+
 Errors are signed ``predicted / measured - 1`` (negative: the model is too fast); summaries give the median and
 the 90th percentile of ``|error|`` and the median signed error (the bias), in percent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from rooflib.calibrate.library_tables import apply_library, fit_library_tables
 from rooflib.collectives import predict_collective
 from rooflib.compute.gemm import gemm_times
-from rooflib.specs.resolve import System
+from rooflib.specs.resolve import System, load_system
 
 __all__ = [
     "GEMM_CLASSES",
+    "SCENARIOS",
     "SIZE_BANDS",
+    "Scenario",
+    "fit_and_predict",
     "gemm_class",
     "predict_gemm_rows",
     "predict_nccl_rows",
@@ -136,3 +145,75 @@ def summarise(
         }
     )
     return out.reset_index()
+
+
+Selection = tuple[tuple[str, tuple[int, ...] | None], ...]
+"""(system label, GPU counts or None for all) pairs."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Fit the portable library figures on ``fit`` rows, predict ``predict`` rows (system labels, GPU counts)."""
+
+    name: str
+    kind: str  # leave-one-system-out | leave-GPU-count-out | generation
+    fit: Selection
+    predict: Selection
+
+
+_HOPPER: Selection = (("H100", None), ("H200", None))
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("A100 + H100 -> H200", "leave-one-system-out", (("A100", None), ("H100", None)), (("H200", None),)),
+    Scenario("A100 + H200 -> H100", "leave-one-system-out", (("A100", None), ("H200", None)), (("H100", None),)),
+    Scenario("H100 + H200 -> A100", "leave-one-system-out", _HOPPER, (("A100", None),)),
+    Scenario(
+        "A100 + H100 + H200 -> B200, GB200",
+        "leave-one-system-out",
+        (("A100", None), *_HOPPER),
+        (("B200", None), ("GB200", None)),
+    ),
+    Scenario("A100 2, 4 -> 8", "leave-GPU-count-out", (("A100", (2, 4)),), (("A100", (8,)),)),
+    Scenario("H100 2, 4 -> 8", "leave-GPU-count-out", (("H100", (2, 4)),), (("H100", (8,)),)),
+    Scenario("H200 2, 4 -> 8", "leave-GPU-count-out", (("H200", (2, 4)),), (("H200", (8,)),)),
+    Scenario(
+        "H100 + H200 2, 4 -> 8",
+        "leave-GPU-count-out",
+        (("H100", (2, 4)), ("H200", (2, 4))),
+        (("H100", (8,)), ("H200", (8,))),
+    ),
+    Scenario("H100 -> H200", "generation", (("H100", None),), (("H200", None),)),
+    Scenario("H100 -> B200", "generation", (("H100", None),), (("B200", None),)),
+    Scenario("H100 -> GB200", "generation", (("H100", None),), (("GB200", None),)),
+)
+"""The report's fit-on-X / predict-Y matrix. B200 and GB200 are only ever predicted."""
+
+
+def _select(nccl: pd.DataFrame, sel: Selection) -> pd.DataFrame:
+    mask = pd.Series(False, index=nccl.index)
+    for label, gpus in sel:
+        m = nccl["system"] == label
+        if gpus is not None:
+            m &= nccl["gpus"].isin(gpus)
+        mask |= m
+    return nccl[mask]
+
+
+def fit_and_predict(
+    nccl: pd.DataFrame, scenario: Scenario, catalogs: Mapping[str, str], source: str = "fit"
+) -> tuple[pd.Series, float]:
+    """Predicted ``time_s`` of ``scenario.predict``'s rows of ``nccl`` (``system`` labels, ``op``, ``gpus``,
+    ``bytes``, ``time_s``) with library figures fitted on ``scenario.fit``'s rows; and the fit's own median |error|
+    (percent). ``catalogs`` maps a system label to its catalog system."""
+    if {label for label, _ in scenario.fit} & {"B200", "GB200"}:
+        raise ValueError("B200 and GB200 are the held-out test set: never fitted")
+    datasets = []
+    for fit_label, gpus in scenario.fit:
+        rows = _select(nccl, ((fit_label, gpus),))
+        datasets.append((load_system(catalogs[fit_label], gpus=int(rows["gpus"].max())), rows))
+    fitted = fit_library_tables(datasets, source)
+    target = _select(nccl, scenario.predict)
+    out = pd.Series(np.nan, index=target.index, dtype=float)
+    for label, grp in target.groupby("system"):
+        system = apply_library(load_system(catalogs[str(label)], gpus=int(grp["gpus"].max())), fitted.overrides)
+        out[grp.index] = predict_nccl_rows(system, grp)
+    return out, fitted.median_abs_pct

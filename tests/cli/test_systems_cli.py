@@ -98,9 +98,9 @@ def test_show_without_profile_has_no_calibrated_figures() -> None:
     assert "calibrated by" not in invoke("show", "hgx-h100").stdout
 
 
-def test_show_profile_for_another_system_is_an_error(profile_yaml: str) -> None:
-    result = invoke("show", "hgx-a100", "--profile", profile_yaml)
-    assert result.exit_code == 2 and "profile is for another system" in result.stderr
+def test_show_profile_for_another_system_carries_the_library_figures(profile_yaml: str) -> None:
+    data = invoke_json("show", "hgx-a100", "--profile", profile_yaml)
+    assert any("link_efficiency" in c["field"] for c in data["calibrated"])
 
 
 def test_show_user_system(user_catalog: Path) -> None:
@@ -113,4 +113,5 @@ def test_show_user_system(user_catalog: Path) -> None:
 
 def test_show_cuts_long_cells() -> None:
     out = invoke("show", "hgx-h200", "--profile", "h200-x2").stdout
-    assert max(len(li) for li in out.splitlines()) < 200  # size curves and sources are cut in the table
+    # size curves, per-op tables and sources are cut in the table (four columns of at most 40-72 characters)
+    assert max(len(li) for li in out.splitlines()) < 210

@@ -39,9 +39,9 @@ def test_auto_is_the_minimum_of_its_candidates(h100: System) -> None:
 
 
 def test_small_messages_are_latency_bound(h100: System) -> None:
-    r = predict_collective("all_reduce", h100, nbytes=[1024, 8192], algorithm="ring")
+    r = predict_collective("all_reduce", h100, nbytes=[1024, 4096], algorithm="ring")
     assert r.time_s[1] == pytest.approx(r.time_s[0], rel=0.1)
-    assert r.time_s[0] > h100.library.launch_overhead.value
+    assert h100.library.host_call is not None and r.time_s[0] > h100.library.host_call.value
     graph = predict_collective("all_reduce", h100, nbytes=[1024], algorithm="ring", launch="graph")
     isolated = predict_collective("all_reduce", h100, nbytes=[1024], algorithm="ring", launch="isolated")
     assert graph.time_s[0] <= r.time_s[0] * (1 + 1e-12) < isolated.time_s[0]  # back to back hides the issue
@@ -69,7 +69,9 @@ def test_group_that_does_not_fit(h100: System) -> None:
 
 
 def test_bad_arguments_are_refused(h100: System) -> None:
-    with pytest.raises(UnknownNameError, match="unknown launch 'bogus'; valid launches: device, graph, isolated, stream"):
+    with pytest.raises(
+        UnknownNameError, match="unknown launch 'bogus'; valid launches: device, graph, isolated, stream"
+    ):
         predict_collective("all_reduce", h100, nbytes=1, launch="bogus")  # type: ignore[arg-type]
     with pytest.raises(UnitError, match=r"1-D array of sizes, got an array of shape \(1, 2\)"):
         predict_collective("all_reduce", h100, nbytes=[[1, 2]])

@@ -28,14 +28,31 @@ def test_profile_overrides_and_credits_itself(tmp_path: Path) -> None:
     assert tuned.profile is not None and tuned.profile.name == "lab-h100"
     slow = rooflib.predict_collective("all_reduce", tuned, nbytes=1 << 30, algorithm="ring").time_s[0]
     fast = rooflib.predict_collective("all_reduce", base, nbytes=1 << 30, algorithm="ring").time_s[0]
-    assert slow == pytest.approx(fast * 0.82 / 0.7, rel=0.02)
+    assert slow == pytest.approx(fast * base.library.link_efficiency["nvlink"].value / 0.7, rel=0.02)
 
 
-def test_profile_for_another_system_is_refused(tmp_path: Path) -> None:
+def test_profile_for_another_system_carries_its_portable_part(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "lab.yaml"
     path.write_text(PROFILE)
-    with pytest.raises(SpecError, match=r"(?s)lab.yaml.*field 'system' = 'hgx-h100'.*another system"):
-        rooflib.load_system("hgx-a100", profile=path)
+    other = rooflib.load_system("hgx-a100", profile=path)
+    base = rooflib.load_system("hgx-a100")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "portable part" in err[0] and "device.hbm_bandwidth.value" in err[0]
+    assert other.device.hbm_bandwidth.value == base.device.hbm_bandwidth.value  # hardware: the datasheet's
+    assert other.library.link_efficiency["nvlink"].value == pytest.approx(0.7)  # library share: carried
+
+
+def test_profile_on_another_gpu_count_drops_the_machine_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    at_two = rooflib.load_system("hgx-h200", gpus=2, profile="h200-x2")
+    assert capsys.readouterr().err == ""
+    at_eight = rooflib.load_system("hgx-h200", gpus=8, profile="h200-x2")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "interconnect.nvswitch-gen3.multicast" in err[0] and "library.launch_overhead" in err[0]
+    assert not at_two.switch.multicast and at_eight.switch.multicast  # NVLS off was the 2-GPU VM's, not H200's
+    assert at_eight.device.kernel_launch.value == at_two.device.kernel_launch.value  # the same GPU's figures stay
+    assert "nvls" in at_eight.library.native_algorithms["all_reduce"]
 
 
 def test_profile_with_a_bad_unit_names_profile_and_field(tmp_path: Path) -> None:
