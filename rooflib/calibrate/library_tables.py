@@ -45,7 +45,9 @@ PROTOCOLS = ("ll", "ll128", "simple")
 ALGS = ("ring", "tree", "nvls", "direct")
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 RANKS = (2.0, 4.0)  # rank-curve points fitted below the anchor (8 ranks: 1 there and beyond)
-CURVE_SIZES = tuple(float(2**k) for k in range(8, 32, 3))  # 256 B .. 2 GiB per-transfer messages
+BANDWIDTH_BYTES = float(64 << 20)
+BANDWIDTH_WEIGHT = 10.0
+CURVE_SIZES = tuple(float(2**k) for k in range(8, 27, 3))  # 256 B .. 64 MiB per-transfer messages (1 past it)
 
 
 @dataclass
@@ -84,11 +86,13 @@ def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
     for system, rows in datasets:
         host = system.device.host
         gap = host.kernel_gap.value if host is not None else 0.0
-        for (op, gpus), grp in rows.groupby(["op", "gpus"]):
+        dtypes = rows["dtype"].fillna("") if "dtype" in rows else pd.Series("", index=rows.index)
+        for (op, gpus, dtype), grp in rows.groupby([rows["op"], rows["gpus"], dtypes]):
             n = int(str(gpus))
             if str(op) not in OPS or not 2 <= n <= system.gpus:
                 continue
-            costs = plan_costs(system, str(op), n, algorithm="library")
+            # the rows' element type: an 8-bit reduction cannot use NVLS (NCCL runs a ring or tree)
+            costs = plan_costs(system, str(op), n, algorithm="library", dtype=str(dtype) or None)
             algs = []
             for name, c in costs.items():
                 phases = [(ph.beta, ph.hops_nv + ph.hops_net, ph.msg, ph.switch) for ph in c.phases]
@@ -190,7 +194,14 @@ class _Model:
 
     def residuals(self, x: FloatArray) -> FloatArray:
         p = self.unpack(x)
-        return np.concatenate([np.log(self.predict(p, g)[g.index] / g.measured) for g in self.groups])
+        return np.concatenate(
+            [np.log(self.predict(p, g)[g.index] / g.measured) * self.weight(g) for g in self.groups]
+        )
+
+    def weight(self, g: _Group) -> FloatArray:
+        """Rows of the bandwidth regime (past ``BANDWIDTH_BYTES``) count ``BANDWIDTH_WEIGHT`` times: they are few
+        (sizes double from 512 B) but set the bus bandwidth every large-message prediction rests on."""
+        return np.where(g.sizes[g.index] >= BANDWIDTH_BYTES, BANDWIDTH_WEIGHT, 1.0)
 
 
 @dataclass(frozen=True)
@@ -212,7 +223,8 @@ def fit_library_tables(
 ) -> TableFit:
     """Fit the portable library figures to NCCL rows (stream launches) of every ``(system, rows)`` together.
 
-    ``rows`` needs ``op``, ``gpus``, ``bytes`` and ``time_s`` (seconds). Only the library's own algorithms are
+    ``rows`` needs ``op``, ``gpus``, ``bytes`` and ``time_s`` (seconds), and may name the element type
+    (``dtype``: 8-bit reductions are not NVLS's). Only the library's own algorithms are
     evaluated (``algorithm="library"``); the rank curve is fitted when the rows hold more than one GPU count.
     """
     groups = _groups(datasets)
@@ -247,7 +259,8 @@ def fit_library_tables(
         }
     o["library.nvls_efficiency"] = {"value": round(p.nvls, 4), "source": source}
     o["library.link_size_efficiency"] = {"points": [[s, round(e, 4)] for s, e in p.curve], "source": source}
-    err = np.abs(np.exp(model.residuals(res.x)) - 1.0) * 100.0
+    err = np.abs(np.exp(np.concatenate([np.log(model.predict(p, g)[g.index] / g.measured) for g in groups])) - 1.0)
+    err = err * 100.0
     return TableFit(o, int(err.size), float(np.median(err)), float(np.percentile(err, 90)))
 
 

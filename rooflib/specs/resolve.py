@@ -166,12 +166,12 @@ def _portable_part(prof: ProfileSpec, name: str, gpus: int) -> ProfileSpec:
     if not (other_system or other_count):
         return prof
     kept, dropped = prof.portable(other_system=other_system, other_count=other_count)
+    where = f"{prof.system}" + ("" if fitted is None else f", {fitted} GPUs")
+    head = f"rooflib: profile {prof.name} (fitted on {where}) on {name} with {gpus} GPUs carries only its portable part"
     if dropped:
-        where = f"{prof.system}" + ("" if fitted is None else f", {fitted} GPUs")
-        sys.stderr.write(
-            f"rooflib: profile {prof.name} (fitted on {where}) on {name} with {gpus} GPUs carries only its "
-            f"portable part; dropped {len(dropped)} overrides: {', '.join(dropped)}\n"
-        )
+        sys.stderr.write(f"{head}; dropped {len(dropped)} overrides: {', '.join(dropped)}\n")
+    elif other_system:
+        sys.stderr.write(f"{head}: all {len(prof.overrides)} of its overrides are portable\n")
     return kept
 
 

@@ -129,9 +129,10 @@ def test_profile_file_slows_nvlink_collectives(profile_yaml: str) -> None:
     assert shown["library"]["figures"]["link_efficiency.nvlink"]["value"] == 0.5
 
 
-def test_profile_for_another_system_is_refused(profile_yaml: str) -> None:
-    err = _fails("collective", "all_reduce", "-s", "hgx-b200", "--profile", profile_yaml)
-    assert "profile" in err and "hgx-b200" in err
+def test_profile_for_another_system_carries_only_its_portable_part(profile_yaml: str) -> None:
+    result = invoke("collective", "all_reduce", "-s", "hgx-b200", "--profile", profile_yaml)
+    assert result.exit_code == 0, result.output
+    assert "portable part" in result.stderr and "hgx-b200" in result.stderr
 
 
 def test_unknown_profile_name() -> None:

@@ -58,7 +58,10 @@ def test_scaling_book_8xh100_all_reduce_without_and_with_sharp() -> None:
     ring = predict_collective("all_reduce", h100, nbytes=1 << 30, algorithm="ring")
     nvls = predict_collective("all_reduce", h100, nbytes=1 << 30, algorithm="nvls")
     assert ring.busbw[0] / GB == pytest.approx(370, rel=0.05)
-    assert nvls.busbw[0] / GB == pytest.approx(480, rel=0.05)
+    # "~480": a rounded figure; NVIDIA's measured table (aiconfigurator h100_sxm nccl_perf, NCCL 2.29.2, 8 GPUs,
+    # half, 512 MiB) has 445 GB/s, which the fitted defaults follow: within 8 % of the book's figure
+    assert nvls.busbw[0] / GB == pytest.approx(480, rel=0.08)
+    assert nvls.busbw[0] / GB == pytest.approx(445, rel=0.05)
     assert predict_collective("all_reduce", h100, nbytes=1 << 30).algorithm == ["nvls"]
 
 
