@@ -59,6 +59,15 @@ class _Model:
         self.ops = sorted({p.op for p in points})
         self.eff0 = system.library.link_efficiency["nvlink"].value
         lib = system.library
+        # an op measured at one GPU count n: its fitted share is the whole per-op bus share there (op_efficiency x
+        # rank_efficiency(n)); written back as the rank curve's point at n (the catalog's op share and the curve's
+        # other points stay, so the profile carries to other counts). Measured at several counts: the per-op
+        # share alone, the catalog's rank curve held.
+        counts: dict[str, set[int]] = {}
+        for pt in points:
+            counts.setdefault(pt.op, set()).update(c.n for c in pt.costs.values())
+        self.count = {op: next(iter(ns)) if len(ns) == 1 else None for op, ns in counts.items()}
+        self.cat_op = {op: (lambda e: 1.0 if e is None else e.value)(lib.op_efficiency.get(op)) for op in self.ops}
         lat = [lib.protocols[p].hop_latency["nvlink"].value if p in lib.protocols else 2e-6 for p in PROTOCOLS]
         share = [lib.protocols[p].bandwidth_fraction.value if p in lib.protocols else 0.9 for p in PROTOCOLS[:2]]
         self.x0 = np.array(
@@ -69,7 +78,7 @@ class _Model:
                 *lat,
                 *share,
                 *[1e-6] * len(self.ops),
-                *[1.0] * len(self.ops),
+                *[self._share0(op) for op in self.ops],
                 *[0.01] * len(CURVE_SIZES),
             ]
         )
@@ -77,12 +86,16 @@ class _Model:
         # the size curve is parametrised by log-decrements d_j >= 0: eff_k = exp(-sum_{j >= k} d_j) grows with
         # size, and d_j <= ln 8 keeps time non-decreasing between points 8x apart
         self.lower = np.array([0, 0, 0.3, 0, 0, 0, 0.05, 0.3, *[0] * n_op, *[0.3] * n_op, *[0.0] * n_c])
-        self.upper = np.array(
-            [1e-4, 1e-4, 1.0, 2e-5, 2e-5, 4e-5, 1.0, 1.0, *[1e-4] * n_op, *[1.0] * n_op, *[2.0] * n_c]
-        )
+        top = [self.cat_op[op] if self.count[op] is not None else 1.0 for op in self.ops]  # rank point <= 1
+        self.upper = np.array([1e-4, 1e-4, 1.0, 2e-5, 2e-5, 4e-5, 1.0, 1.0, *[1e-4] * n_op, *top, *[2.0] * n_c])
+        self.x0 = np.minimum(self.x0, self.upper)
         self.scale = np.array(
             [1e-6, 1e-6, 0.1, 1e-6, 1e-6, 1e-6, 0.1, 0.1, *[1e-6] * n_op, *[0.1] * n_op, *[0.1] * n_c]
         )
+
+    def _share0(self, op: str) -> float:
+        n = self.count.get(op)
+        return 1.0 if n is None else self.cat_op[op] * self.system.library.rank_factor(op, n)
 
     def unpack(self, x: np.ndarray) -> _Params:
         n_op = len(self.ops)
@@ -103,9 +116,12 @@ class _Model:
             dataclasses.replace(r, lat_nv=p.lat[r.name], bw_fraction=p.share[r.name]) if r.name in PROTOCOLS else r
             for r in cost.regimes
         )
-        # the routed cost carries the catalog's link and per-op shares: divide them out, put the fitted ones in
-        catalog_op = self.system.library.op_efficiency.get(op)
-        scale = self.eff0 * (1.0 if catalog_op is None else catalog_op.value) / (p.eff * p.op_eff[op])
+        # the routed cost carries the catalog's link and per-op shares (and, for an op measured at one count, its
+        # rank factor there): divide them out, put the fitted ones in
+        held = self.cat_op[op]
+        if self.count.get(op) is not None:
+            held *= self.system.library.rank_factor(op, cost.n)
+        scale = self.eff0 * held / (p.eff * p.op_eff[op])
         phases = tuple(dataclasses.replace(ph, beta=ph.beta * scale) for ph in cost.phases)
         return dataclasses.replace(
             cost, regimes=regimes, phases=phases, base_latency=p.op[op], size_curve_points=p.curve
@@ -145,6 +161,15 @@ def _points(frame: pd.DataFrame, system: System, native_only: dict[str, tuple[st
     return out
 
 
+def _rank_points(system: System, op: str, n: int, value: float) -> list[list[float]]:
+    """The catalog's rank curve of ``op`` with its point at ``n`` ranks set to ``value`` (8 ranks: 1 when the
+    catalog has no curve)."""
+    curve = system.library.rank_efficiency.get(op) or system.library.rank_efficiency.get("default")
+    points = {float(r): float(e) for r, e in (curve.points if curve is not None else ((8.0, 1.0),))}
+    points[float(n)] = round(value, 4)
+    return [[int(r) if float(r).is_integer() else r, e] for r, e in sorted(points.items())]
+
+
 def fit_collectives(frame: pd.DataFrame, system: System, source: str, *, nvls_enabled: bool = False) -> Fit:
     """Profile overrides for ``library.*`` from the NCCL sweep in ``frame``."""
     fit = Fit()
@@ -182,9 +207,19 @@ def fit_collectives(frame: pd.DataFrame, system: System, source: str, *, nvls_en
     fit.overrides["library.op_latency"] = {
         op: {"value": f"{v * 1e6:.4g} us", "source": source} for op, v in p.op.items()
     }
-    fit.overrides["library.op_efficiency"] = {
-        op: {"value": round(v, 4), "source": source} for op, v in p.op_eff.items()
-    }
+    several = {op: v for op, v in p.op_eff.items() if model.count[op] is None}
+    if several:
+        fit.overrides["library.op_efficiency"] = {
+            op: {"value": round(v, 4), "source": source} for op, v in several.items()
+        }
+    for op, share in p.op_eff.items():
+        n = model.count[op]
+        if n is not None:
+            fit.overrides[f"library.rank_efficiency.{op}"] = {
+                "points": _rank_points(system, op, n, min(1.0, share / model.cat_op[op])),
+                "source": source,
+                "note": f"the point at {n} ranks fitted (the op's bus share there over its op_efficiency)",
+            }
     curve = [[size, round(e, 4)] for size, e in p.curve]
     fit.overrides["library.link_size_efficiency"] = {"points": curve, "source": source}
     fit.overrides["library.native_algorithms"] = {op: list(a) for op, a in native.items()}
