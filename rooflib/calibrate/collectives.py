@@ -229,11 +229,11 @@ def fit_collectives(frame: pd.DataFrame, system: System, source: str, *, nvls_en
         fit.overrides["library.op_efficiency"] = {
             op: {"value": round(v, 4), "source": source} for op, v in several.items()
         }
-    for op, share in p.op_eff.items():
+    for op, op_share in p.op_eff.items():
         n = model.count[op]
         if n is not None:
             fit.overrides[f"library.rank_efficiency.{op}"] = {
-                "points": _rank_points(system, op, n, min(1.0, share / model.cat_op[op])),
+                "points": _rank_points(system, op, n, min(1.0, op_share / model.cat_op[op])),
                 "source": source,
                 "note": f"the point at {n} ranks fitted (the op's bus share there over its op_efficiency)",
             }

@@ -194,9 +194,7 @@ class _Model:
 
     def residuals(self, x: FloatArray) -> FloatArray:
         p = self.unpack(x)
-        return np.concatenate(
-            [np.log(self.predict(p, g)[g.index] / g.measured) * self.weight(g) for g in self.groups]
-        )
+        return np.concatenate([np.log(self.predict(p, g)[g.index] / g.measured) * self.weight(g) for g in self.groups])
 
     def weight(self, g: _Group) -> FloatArray:
         """Rows of the bandwidth regime (past ``BANDWIDTH_BYTES``) count ``BANDWIDTH_WEIGHT`` times: they are few

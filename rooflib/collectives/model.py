@@ -202,14 +202,8 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     pick = np.full(s.shape, -1, dtype=np.int64)
     # seconds per byte of S summed over phases: one multiply per regime when there is no size curve
     body = None
-    # the size curves are fitted inside one NVLink domain: phases that cross the network keep their link's rate
     curves = [
-        None
-        if ph.hops_net
-        else cost.nvls_curve_points
-        if ph.switch and cost.nvls_curve_points
-        else cost.size_curve_points
-        for ph in cost.phases
+        cost.nvls_curve_points if ph.switch and cost.nvls_curve_points else cost.size_curve_points for ph in cost.phases
     ]
     if all(c is None for c in curves):
         body = s * sum(ph.beta for ph in cost.phases)

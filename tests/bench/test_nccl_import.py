@@ -39,7 +39,7 @@ def test_import_then_calibrate_and_validate(tmp_path: Path) -> None:
     points = [r for r in records if r["record"] == "nccl"]
     assert all(r["gpu"] == "NVIDIA H100 80GB HBM3" and r["nvls"] == "on" and r["nccl"] == "2.27.4" for r in points)
     profile = calibrate(out, "hgx-h100", tmp_path / "h100.yaml")
-    assert "library.op_efficiency" in profile["overrides"]
+    assert "library.rank_efficiency.all_reduce" in profile["overrides"]  # one GPU count: the curve's point at 8
     assert profile["provenance"]["gpu"] == "NVIDIA H100 80GB HBM3" and profile["provenance"]["nccl"] == "2.27.4"
     measured = profile["fit"]["measurements"]
     assert measured["source_files"] == [str(log.resolve())] and measured["gpus"] == 8 and measured["nvls"] == "on"

@@ -37,6 +37,8 @@ def test_all_to_all_on_sixteen_thousand_gpus() -> None:
     pod = rooflib.load_system("dgx-h100-superpod", gpus=16384)
     r = rooflib.predict_collective("all_to_all", pod, nbytes=[1 << 20, 1 << 30])
     assert np.isfinite(r.time_s).all()
-    # (n-1)/n of each rank's buffer leaves through its 400 Gb/s NIC, almost all of it off the node
+    # (n-1)/n of each rank's buffer leaves through its 400 Gb/s NIC, almost all of it off the node, in 64 KiB
+    # pieces per peer at 1 GiB: the library's per-transfer size curve (fitted on measured nccl-tests tables, and
+    # what the published multi-node all-reduce figures follow, docs/validation/public) puts that below half the NIC
     assert r.busbw[1] <= 50e9 * (1 + 1e-9)
-    assert r.busbw[1] > 0.5 * 50e9
+    assert r.busbw[1] > 0.3 * 50e9
