@@ -63,7 +63,7 @@ def main() -> None:
                 print(f"{name:18s} {2 * elements:>9d} B {rec['host_s'] * 1e6:7.2f} us", flush=True)
         # the 1_allreduce-shaped function at PKB's size, timed as PKB times it (events chained, 16 input
         # groups), on the host with the GPU held busy, and the timed loop's own cost (an empty call)
-        from rooflib.bench.torch_common import chained_times, held_host_times
+        from rooflib.bench.torch_timing import chained_times, held_host_times
 
         groups = [torch.randn(1 << 20, device=dev, dtype=torch.bfloat16) for _ in range(16)]
         loop = {

@@ -3,7 +3,7 @@
     python -m rooflib.bench.compute_worker --part gemm --out compute.jsonl   # or memory, attention
 
 Every point draws fresh random normal inputs into as many groups as it takes to cycle through more than 3x the
-L2 (:func:`rooflib.bench.torch_common.groups_for`; one group for ``hot`` points), checks its output against a
+L2 (:func:`rooflib.bench.torch_timing.groups_for`; one group for ``hot`` points), checks its output against a
 float32 reference on a slice (``rel_error``, ``verified``), warms up, then is timed twice: back to back with
 CUDA events after every call (``eager_*``: ParallelKernelBench's convention) and as a replayed CUDA graph of many
 calls (``graph_*``). Each can only add to the device time of a call (eager: the host's issue time when it is
@@ -41,19 +41,8 @@ from rooflib.bench.compute_grids import (
     holdout_memory_points,
     memory_points,
 )
-from rooflib.bench.torch_common import (
-    Clocks,
-    Sink,
-    chained_times,
-    finish,
-    graph_times,
-    groups_for,
-    kernel_names,
-    l2_bytes,
-    meta_record,
-    stats,
-    sweep_counts,
-)
+from rooflib.bench.torch_common import Clocks, Sink, finish, l2_bytes, meta_record
+from rooflib.bench.torch_timing import chained_times, graph_times, groups_for, kernel_names, stats, sweep_counts
 
 __all__ = ["main", "parser", "time_case"]
 

@@ -11,7 +11,7 @@ every iteration, one synchronisation at the end) ``eager`` and as one captured C
 NCCL calls captured; on the CPU with gloo only ``eager``). Each rank's median goes through an all-reduce MAX: the
 slowest rank sets the time, as nccl-tests reports it. Rank 0 writes the records (``record: point``, ``family:
 dist_programs``, ``name``, ``mode``, ``world``, the parameters, ``groups``, ``time_s`` median and the other
-statistics of :func:`rooflib.bench.torch_common.stats` from rank 0, ``rel_error`` (the largest over ranks),
+statistics of :func:`rooflib.bench.torch_timing.stats` from rank 0, ``rel_error`` (the largest over ranks),
 ``verified``); a (program, parameters, mode, world) already in ``--out`` is not measured again, so a rerun after an
 interruption neither loses nor repeats a record. NVLink multicast stays off (NCCL_NVLS_ENABLE=0 and friends).
 """
@@ -26,18 +26,8 @@ import time
 from typing import Any
 
 from rooflib.bench.dist_programs import DIST_PROGRAMS
-from rooflib.bench.torch_common import (
-    Sink,
-    capture_graphs,
-    chained_times,
-    finish,
-    groups_for,
-    l2_bytes,
-    meta_record,
-    recorded_keys,
-    rel_error,
-    stats,
-)
+from rooflib.bench.torch_common import Sink, finish, l2_bytes, meta_record, recorded_keys, rel_error
+from rooflib.bench.torch_timing import capture_graphs, chained_times, groups_for, stats
 from rooflib.conventions import MULTICAST_OFF
 
 __all__ = ["done_keys", "main", "parser", "record_key"]

@@ -24,7 +24,7 @@ final synchronisation over its calls:
   ``split``: ``HostSpec.view``); and compositions the single ops predict, as held-out checks: a 3-D
   ``matmul`` (two views around an mm), ``cross_entropy`` (log-softmax then NLL) and ``chain`` (the six-op
   elementwise chain of :mod:`rooflib.bench.programs`, ``calls`` counting chains);
-- ``iteration``: what a timed loop adds per iteration, as :func:`rooflib.bench.torch_common.chained_times` runs
+- ``iteration``: what a timed loop adds per iteration, as :func:`rooflib.bench.torch_timing.chained_times` runs
   the programs family (the next input group picked, an empty program called, a CUDA event recorded:
   ``HostSpec.iteration``);
 - ``kernel_run`` (last, CUDA only): the device duration of the one-element ``add_`` kernel inside a graph, from
@@ -55,7 +55,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rooflib.bench.host_ops import PKB_CASES, pkb_cases
-from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record, stats
+from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record
+from rooflib.bench.torch_timing import stats
 from rooflib.conventions import MULTICAST_OFF
 
 __all__ = ["GRAPH_NODES", "OP_CASES", "main", "op_cases", "parser", "rounds"]

@@ -19,14 +19,14 @@ PKB (read by path, never copied) supplies each problem's inputs (``utils/input_o
 
 Timing is PKB's (``utils/performance.py``): the inputs cloned into input groups until they exceed 3x the L2, a
 warm-up, then back-to-back calls cycling the groups with a CUDA event after each and one synchronisation at the
-end (:func:`rooflib.bench.torch_common.chained_times`). Fresh random data: PKB's builder with ``trial`` (a new
+end (:func:`rooflib.bench.torch_timing.chained_times`). Fresh random data: PKB's builder with ``trial`` (a new
 seed per run, ``--trial``).
 
 Records (JSON Lines, ``family: pkb``): ``record: point`` with ``problem`` (stem), ``id``, ``mode``, ``world``,
 ``rank``, ``size`` ([M, N]), ``dtype``, ``groups``, ``input_bytes``, ``time_s`` (median), ``time_p10_s``,
 ``time_p90_s``, ``time_mean_s`` (PKB reports the mean), ``time_n``, ``warmup``, ``host_s`` (median host time of
 a call issued while a sleep kernel holds the GPU: its issue cost alone, ``host_waits`` when a call synced;
-:func:`rooflib.bench.torch_common.held_host_times`, ``--host-calls``), ``verified`` (true / false /
+:func:`rooflib.bench.torch_timing.held_host_times`, ``--host-calls``), ``verified`` (true / false /
 null), ``check`` (host / reference / repeat / none), ``max_abs_error``; ``record: skipped`` with ``reason``.
 Resumable: a (problem, mode, world, rank, size, dtype, solution) already written (point or skipped) is not run
 again, so a killed run continues where it stopped without losing or repeating a record. Each problem is
@@ -47,18 +47,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rooflib.bench.torch_common import (
-    Clocks,
-    Sink,
-    chained_times,
-    finish,
-    groups_for,
-    held_host_times,
-    l2_bytes,
-    meta_record,
-    recorded_keys,
-    stats,
-)
+from rooflib.bench.torch_common import Clocks, Sink, finish, l2_bytes, meta_record, recorded_keys
+from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, stats
 
 __all__ = ["died_keys", "done_keys", "flatten", "main", "parser", "record_key"]
 

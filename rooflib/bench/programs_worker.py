@@ -37,18 +37,13 @@ from functools import partial
 from typing import Any
 
 from rooflib.bench.programs import PROGRAMS
-from rooflib.bench.torch_common import (
-    Clocks,
-    Sink,
+from rooflib.bench.torch_common import Clocks, Sink, finish, l2_bytes, meta_record, rel_error
+from rooflib.bench.torch_timing import (
     capture_graphs,
     chained_times,
-    finish,
     graph_times,
     groups_for,
     kernel_names,
-    l2_bytes,
-    meta_record,
-    rel_error,
     stats,
     sweep_counts,
 )

@@ -21,7 +21,7 @@ from rooflib.bench.compute_grids import (
 )
 from rooflib.bench.plan import FAMILIES, SINGLE_GPU_FAMILIES, plan_jobs
 from rooflib.bench.records import read_jsonl
-from rooflib.bench.torch_common import groups_for, stats, sweep_counts
+from rooflib.bench.torch_timing import groups_for, stats, sweep_counts
 
 torch = pytest.importorskip("torch")
 RUNS = Path(__file__).parents[2] / "docs" / "validation" / "h200" / "runs"

@@ -21,6 +21,6 @@ def test_every_case_runs_and_names_its_op() -> None:
 
 
 def test_held_host_times_need_the_gpu() -> None:
-    from rooflib.bench.torch_common import held_host_times
+    from rooflib.bench.torch_timing import held_host_times
 
     assert held_host_times(torch, torch.device("cpu"), lambda i: i, 3, 1e-5) == {}
