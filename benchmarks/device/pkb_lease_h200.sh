@@ -6,6 +6,8 @@
 #   2. host-c10d.jsonl: rooflib.bench.host_worker --part c10d   (torch.distributed calls on the fake group, allocs)
 #   3. pkb-local.jsonl: rooflib.bench.pkb_worker --mode local   (every problem at world 8, 4, 2; PKB's timing, the
 #      host time of a call with the GPU held busy, outputs checked on the host)
+#   4. pkb-profile.jsonl (PROFILE_S > 0 seconds kept for it): rooflib.bench.pkb_worker --mode profile, every
+#      problem's host time op by op under torch.profiler (last: the profiler slows later launches)
 # From the repository root there (PKB carried as .pkb, the pydantic wheels as .wheels):
 #   bash benchmarks/device/pkb_lease_h200.sh .pkb
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
@@ -26,12 +28,22 @@ step() {  # name, seconds, then worker arguments
 }
 step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"
 step host-c10d 90 rooflib.bench.host_worker --part c10d --worlds 2,4,8 --calls "${HOST_CALLS:-1000}"
+profile_s=${PROFILE_S:-0}  # > 0: the last step profiles every problem's host time (pkb-profile.jsonl)
 for attempt in 1 2 3 4; do  # a problem that kills the process (device-side assert) is skipped on the next attempt
-  left=$((limit - SECONDS - 15))
+  left=$((limit - profile_s - SECONDS - 15))
   [ "$left" -gt 20 ] || break
   step pkb-local "$((left + 10))" rooflib.bench.pkb_worker --pkb "$pkb" --mode local --worlds "${WORLDS:-8,4,2}" \
     --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}"
   grep -q '"end": true' "$out/pkb-local.jsonl" && break
 done
+if [ "$profile_s" -gt 0 ]; then  # last: the profiler slows every later launch in its process
+  for attempt in 1 2 3; do
+    left=$((limit - SECONDS - 10))
+    [ "$left" -gt 20 ] || break
+    step pkb-profile "$((left + 5))" rooflib.bench.pkb_worker --pkb "$pkb" --mode profile --worlds "${PROFILE_WORLDS:-8}" \
+      --problems "${PROBLEMS:-all}" --warmup 5 --iters "${PROFILE_ITERS:-10}" --max-seconds "$left" --problem-seconds 60
+    grep -q '"end": true' "$out/pkb-profile.jsonl" && break
+  done
+fi
 grep -c '"record": "skipped"' "$out/pkb-local.jsonl"
 grep -v "return func\|Warning" "$out/pkb-local.log" | tail -n 40

@@ -5,8 +5,11 @@ an elementwise kernel's.
 Each case names the aten op one call dispatches (as ``rooflib trace`` records it); ``triton`` is one launch of a
 one-block Triton kernel (the cost of the Python launcher, charged to every traced ``triton.<kernel>``), present
 only where Triton is installed. ``no_grad`` is a call of an empty ``@torch.no_grad()`` function (the trace
-records each grad-mode context entry as ``python.no_grad``). Calls that wait for the device (``nonzero``,
-``masked_select``, ``.item()``) are not here: the host family's ``sync`` covers them.
+records each grad-mode context entry as ``python.no_grad``). The calls whose output size depends on values wait
+for the device inside (``nonzero``, ``masked_select``, boolean-mask indexing and assignment, ``unique``,
+``bincount``, ``repeat_interleave`` of a repeats tensor): each call is timed whole, its launches and its wait on
+an otherwise idle GPU, which is what ``rooflib trace`` charges such an op (``rooflib.trace.rules.value_sized``;
+the names ``aten.index(bool)`` and ``aten.index_put(bool)`` are the boolean-mask forms).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PKB_CASES", "pkb_cases"]
+__all__ = ["PKB_CASES", "SYNC_CASES", "pkb_cases"]
 
 PKB_CASES: dict[str, tuple[str, ...]] = {
     "mul": ("aten.mul",),
@@ -48,8 +51,18 @@ PKB_CASES: dict[str, tuple[str, ...]] = {
     "fft": ("aten._fft_c2c",),
     "triton": ("triton",),
     "no_grad": ("python.no_grad",),
+    "nonzero": ("aten.nonzero",),
+    "masked_select": ("aten.masked_select",),
+    "index_bool": ("aten.index(bool)",),
+    "index_put_bool": ("aten.index_put(bool)",),
+    "unique": ("aten._unique2",),
+    "bincount": ("aten.bincount",),
+    "repeat_interleave": ("aten.repeat_interleave",),
 }
 """Each case and the aten op (or ``triton``) one call of it dispatches."""
+
+SYNC_CASES = ("nonzero", "masked_select", "index_bool", "index_put_bool", "unique", "bincount", "repeat_interleave")
+"""The cases that wait for the device inside (their output size depends on values)."""
 
 
 def _triton_case(torch: Any, dev: Any) -> Callable[[], Any] | None:
@@ -100,6 +113,7 @@ def pkb_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
     m1, m2, bias = (torch.randn(32, 32, device=dev, dtype=dt) for _ in range(3))
     img, wconv = torch.randn(1, 4, 16, 16, device=dev, dtype=dt), torch.randn(4, 4, 3, 3, device=dev, dtype=dt)
     c = torch.randn(256, device=dev, dtype=torch.complex64)
+    zero, reps = torch.zeros((), device=dev, dtype=dt), torch.randint(0, 4, (64,), device=dev)
     cases: dict[str, Callable[[], Any]] = {
         "mul": lambda: a * b,
         "sub": lambda: a - b,
@@ -132,6 +146,15 @@ def pkb_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
         "fft": lambda: torch.fft.fft(c),
     }
     cases["no_grad"] = _no_grad_call(torch)
+    cases.update(  # the calls that wait for the device inside
+        nonzero=lambda: torch.nonzero(mask),
+        masked_select=lambda: a.masked_select(mask),
+        index_bool=lambda: a[mask],
+        index_put_bool=lambda: dst.index_put_((mask,), zero),
+        unique=lambda: torch.unique(idx),
+        bincount=lambda: torch.bincount(idx),
+        repeat_interleave=lambda: torch.repeat_interleave(reps),
+    )
     if dev.type == "cuda":
         tri = _triton_case(torch, dev)
         if tri is not None:

@@ -24,9 +24,12 @@ final synchronisation over its calls:
   ``split``: ``HostSpec.view``); and compositions the single ops predict, as held-out checks: a 3-D
   ``matmul`` (two views around an mm), ``cross_entropy`` (log-softmax then NLL) and ``chain`` (the six-op
   elementwise chain of :mod:`rooflib.bench.programs`, ``calls`` counting chains);
+- ``mix`` (after the ``op`` cases): every ``op`` case that neither waits nor composes others, once each per round
+  in a fixed order, as a program mixes different ops: ``host_s`` per round against ``alone_s``, the sum of the
+  same cases' own-loop figures (``ratio``: what mixing costs over the tight loops' figures);
 - ``iteration``: what a timed loop adds per iteration, as :func:`rooflib.bench.torch_timing.chained_times` runs
-  the programs family (the next input group picked, an empty program called, a CUDA event recorded:
-  ``HostSpec.iteration``);
+  the programs family (the next input group picked, an empty program called, a fresh CUDA event recorded, as
+  ParallelKernelBench does: ``HostSpec.iteration``; ``events: fresh``);
 - ``kernel_run`` (last, CUDA only): the device duration of the one-element ``add_`` kernel inside a graph, from
   the profiler (CUPTI); ``HostSpec.kernel_gap`` is the graph slope less it. Then ``op`` ``add`` and ``mm`` again
   with ``after_profiler: true``: CUPTI stays attached after a profiler session (pytorch/pytorch#144455) and
@@ -54,7 +57,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rooflib.bench.host_ops import PKB_CASES, pkb_cases
+from rooflib.bench.host_ops import PKB_CASES, SYNC_CASES, pkb_cases
 from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record
 from rooflib.bench.torch_timing import stats
 from rooflib.conventions import MULTICAST_OFF
@@ -225,24 +228,59 @@ def _op_record(
     return rec
 
 
+MIX_EXCLUDED = ("chain", "matmul3d", "cross_entropy", "no_grad", *SYNC_CASES)
+"""Cases the ``mix`` round leaves out: the compositions (their parts are in it) and the calls that wait."""
+
+
 def _ops(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    alone: dict[str, float] = {}
+    fns: dict[str, Callable[[], Any]] = {}
     for name, fn in op_cases(torch, dev).items():
         if name == "sdpa" and dev.type != "cuda":
             continue
-        sink.write(_op_record(torch, dev, name, fn, args, clocks))
+        rec = _op_record(torch, dev, name, fn, args, clocks)
+        sink.write(rec)
+        alone[name], fns[name] = float(rec["host_s"]), fn
     for name, fn in pkb_cases(torch, dev).items():  # rooflib.bench.host_ops: the ops PKB's references use most
         try:
-            sink.write(_op_record(torch, dev, name, fn, args, clocks))
+            rec = _op_record(torch, dev, name, fn, args, clocks)
         except Exception as exc:  # one op this torch refuses: recorded, the rest stands
             rec = {"record": "skipped", "family": "host", "name": "op", "op": name, "gpus": 1}
             sink.write({**rec, "reason": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        sink.write(rec)
+        alone[name], fns[name] = float(rec["host_s"]), fn
+    sink.write(_mix(torch, dev, {k: f for k, f in fns.items() if k not in MIX_EXCLUDED}, alone, args))
+
+
+def _mix(
+    torch: Any, dev: Any, fns: dict[str, Callable[[], Any]], alone: dict[str, float], args: argparse.Namespace
+) -> dict[str, Any]:
+    """``mix``: every case of ``fns`` once per round, in a fixed order, as a program mixes ops: ``host_s`` per
+    round, ``alone_s`` the sum of the same cases' figures each measured in its own loop, ``ratio`` the two's
+    quotient (what a sequence of different ops costs over the tight loops' figures)."""
+    order = list(fns)
+
+    def round_() -> None:
+        for name in order:
+            fns[name]()
+
+    rec: dict[str, Any] = {"record": "point", "family": "host", "name": "mix", "gpus": 1, "cases": order}
+    rec.update(rounds(torch, dev, round_, max(1, args.calls // 20), args.rounds))
+    rec["alone_s"] = sum(alone[name] for name in order)
+    rec["ratio"] = rec["host_s"] / rec["alone_s"] if rec["alone_s"] else None
+    rec["verified"] = bool(order)
+    return rec
 
 
 def _iteration(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
-    """A timed loop's own cost per iteration, as ``chained_times`` runs the programs (events chained)."""
+    """A timed loop's own cost per iteration, as ``chained_times`` and ParallelKernelBench run the programs: a
+    fresh CUDA event recorded after every call (its first record creates the CUDA event; a reused event costs
+    less, which is why earlier records without ``events: fresh`` are not used as ``HostSpec.iteration``)."""
     groups = [(torch.zeros(1, device=dev),) for _ in range(16)]
     cuda = dev.type == "cuda"
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(64)] if cuda else []
+    pool = min(args.calls, 50) + args.calls * args.rounds + 1  # rounds(): the warm-up calls, then every round
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(pool)] if cuda else []
     state = {"i": 0}
 
     def empty(*xs: Any) -> Any:
@@ -255,7 +293,7 @@ def _iteration(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clock
             events[i % len(events)].record()
         return out
 
-    rec = {"record": "point", "family": "host", "name": "iteration", "gpus": 1, "calls": args.calls}
+    rec = {"record": "point", "family": "host", "name": "iteration", "gpus": 1, "calls": args.calls, "events": "fresh"}
     rec.update(rounds(torch, dev, step, args.calls, args.rounds))
     rec["verified"] = state["i"] > 0
     rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None

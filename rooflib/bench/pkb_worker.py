@@ -13,6 +13,9 @@ PKB (read by path, never copied) supplies each problem's inputs (``utils/input_o
   has at world ``w``. Buffers a collective would have filled keep what they held (the values stay finite: PKB's
   inputs), so the output is checked against the same program run on the host (float32 upcasts excluded: the
   same dtypes, on the CPU; ``verified``), where the reference runs there (Triton kernels do not: ``check: none``).
+- ``--mode profile`` (one GPU): the single-GPU part as ``local`` runs it, under ``torch.profiler`` (host
+  activity only) instead of timed: where a call's host time goes, op by op, and the Python between the ops. Run
+  it last in a process: the profiler slows later launches (pytorch/pytorch#144455), so no timing follows it.
 - ``--mode dist`` (under torchrun, NCCL): the whole problem; every rank times it and checks its output against
   the reference's on the same inputs (with a candidate), or against a second reference call on fresh copies of
   the inputs (reference alone: run-to-run agreement).
@@ -60,7 +63,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pkb", required=True, help="the ParallelKernelBench checkout")
     p.add_argument("--out", required=True, help="JSON Lines output (appended; resumable)")
-    p.add_argument("--mode", choices=("local", "dist"), default="local")
+    p.add_argument("--mode", choices=("local", "dist", "profile"), default="local")
     p.add_argument("--worlds", default="8", help="local mode: world sizes whose rank-0 shapes are timed")
     p.add_argument("--problems", default="all", help="ids, e.g. 1,16,54 (default all)")
     p.add_argument("--size", default="1024x1024", help="PKB's base shape MxN")
@@ -210,8 +213,54 @@ def _time(torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a
     return rec
 
 
+def _profiled(
+    torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a: argparse.Namespace
+) -> dict[str, Any]:
+    """``--mode profile``: ``a.iters`` back-to-back calls timed on the host (``time_s``, synchronised at the end),
+    then as many under ``torch.profiler`` (host activity only; after three unrecorded steps): the top-level ops
+    (no parent op) by name with their count and inclusive host seconds per call (``ops``: [name, count,
+    seconds]), their sum (``ops_s``) and the profiled wall time per call (``profiled_s``); ``profiled_s - ops_s``
+    is the Python between the ops (with the profiler's own cost)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    for _ in range(a.warmup):
+        fn(*args)
+    torch.cuda.synchronize(dev) if dev.type == "cuda" else None
+    t0 = time.perf_counter()
+    for _ in range(a.iters):
+        fn(*args)
+    torch.cuda.synchronize(dev) if dev.type == "cuda" else None
+    wall = (time.perf_counter() - t0) / a.iters
+    skip = 3  # profiled steps not recorded: the profiler's own start-up (one waiting, two warming up)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=2, active=a.iters)) as prof:
+        for step in range(skip + a.iters):
+            if step == skip:
+                t1 = time.perf_counter()
+            fn(*args)
+            prof.step()
+        t2 = time.perf_counter()
+        torch.cuda.synchronize(dev) if dev.type == "cuda" else None
+    ops: dict[str, list[float]] = {}
+    for ev in prof.events():
+        parent = ev.cpu_parent
+        if ev.name.startswith("ProfilerStep") or (parent is not None and not parent.name.startswith("ProfilerStep")):
+            continue  # the step markers, and the ops inside another op
+        got = ops.setdefault(ev.name, [0.0, 0.0])
+        got[0] += 1.0 / a.iters
+        got[1] += ev.cpu_time_total * 1e-6 / a.iters
+    rows = sorted(((name, round(c, 3), t) for name, (c, t) in ops.items()), key=lambda r: -r[2])
+    return {
+        "time_s": wall,
+        "time_n": a.iters,
+        "profiled_s": (t2 - t1) / a.iters,
+        "ops_s": sum(t for _, _, t in rows),
+        "ops": [list(r) for r in rows],
+    }
+
+
 def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref_fn: Any, world: int) -> dict[str, Any]:
-    """One problem's single-GPU part at world ``world`` (the module docstring); needs the fake process group."""
+    """One problem's single-GPU part at world ``world`` (the module docstring); needs the fake process group.
+    ``--mode profile``: the same part, profiled on the host instead of timed and checked (:func:`_profiled`)."""
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
@@ -220,6 +269,8 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
     try:
         args = tuple(build(0, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
+        if a.mode == "profile":
+            return _profiled(torch, dev, fn, args, a)
         host_args = _clone(torch, args, torch.device("cpu"))
         out = fn(*_clone(torch, args))  # as PKB calls it: the references that need no autograd say so
         if dev.type == "cuda":
@@ -266,7 +317,7 @@ def _run(
             if not cands:
                 raise FileNotFoundError(f"no {stem}*.py under {a.solution}")
             fn = _import(cands[0], f"_pkb_sol_{pid}_{world}", cands[0].parent).solution
-        if a.mode == "local":
+        if a.mode in ("local", "profile"):
             return {"record": "point", **base, **_local(torch, a, build, pid, fn, ref_fn, world)}
         return {"record": "point", **base, **_dist(torch, a, build, pid, fn, ref_fn)}
     except Exception as exc:  # _Overtime included
@@ -315,13 +366,13 @@ def main(argv: list[str] | None = None) -> int:
         rank = dist.get_rank()
         if a.device == "cuda":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    out = a.out if a.mode == "local" else f"{a.out.removesuffix('.jsonl')}.rank{rank}.jsonl"
+    out = a.out if a.mode != "dist" else f"{a.out.removesuffix('.jsonl')}.rank{rank}.jsonl"
     done, died, sink = done_keys(out), died_keys(out), Sink(out)
     dev = torch.device(a.device)
     clocks = Clocks() if dev.type == "cuda" and rank == 0 else None
     sink.write(meta_record(torch, dev, "pkb", mode=a.mode, pkb=str(root)))
     start = time.monotonic()
-    worlds = [int(w) for w in a.worlds.split(",")] if a.mode == "local" else [0]
+    worlds = [int(w) for w in a.worlds.split(",")] if a.mode != "dist" else [0]
     size = [int(x) for x in a.size.lower().split("x")]
     jobs = [(world, *problem) for world in worlds for problem in _problems(root, a.problems)]
     for world, pid, stem, path in jobs:  # every problem at the first world size, then the next

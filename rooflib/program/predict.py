@@ -133,7 +133,7 @@ def _op_rows(program: Program, costs: list[OpCost], eager: Timeline, hc: HostCos
                 "hbm_bytes": cost.hbm_bytes,
                 "net_bytes": cost.net_bytes,
                 "device_time_s": cost.device_s,
-                "host_time_s": hc.sync if op.kind == "sync" else hc.issue(op),
+                "host_time_s": hc.wait(op) if op.kind == "sync" else hc.issue(op),
                 "start_s": slot.start_s,
                 "end_s": slot.end_s,
                 "host_start_s": slot.host_start_s,

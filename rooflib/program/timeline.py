@@ -15,7 +15,8 @@ interval is not the period), so a host-bound program costs its host time and a d
 (not their sum);
 ``graph`` replays the program as one captured CUDA graph: one ``graph_launch`` of host time per iteration and no
 per-op host cost. In both, a kernel already queued behind another starts ``kernel_gap`` after it. A host sync
-cannot be captured in a graph; the timeline charges it as eager does.
+cannot be captured in a graph; the timeline charges it as eager does (``HostCosts.wait``: ``sync``, or the
+measured whole-call figure of an op that sizes its output from values, ``host_op``).
 
 An op's host cost (``HostCosts.issue``) is its aten op's measured cost where the host spec lists it
 (``HostSpec.ops``: traced ops are named by their aten op, e.g. ``aten.topk``), else its kind's (a kernel, a
@@ -71,8 +72,25 @@ class HostCosts:
             base = self.nccl * int(op.params.get("calls", 1))
         else:
             base = self.cublas if op.host == "cublas" else self.kernel
+        return base + self._around(op)
+
+    def _around(self, op: Op) -> float:
+        """The host-only work charged to ``op``: the calls that launched nothing and the Python (``python.*``)
+        issued since the op before it."""
         extra = sum(self.ops.get(name, self.view) for name in op.params.get("host_extra", ()))
-        return base + self.view * int(op.params.get("host_calls", 0)) + extra
+        return self.view * int(op.params.get("host_calls", 0)) + extra
+
+    def wait(self, op: Op, eager: bool = True) -> float:
+        """Host seconds a sync costs once the device is done: ``sync``, or for an op that sizes its output from
+        values (``host_op``: ``aten.nonzero``, ``aten.index(bool)``, ...) that op's measured host figure, whole
+        (its launches and its own wait), else ``sync`` plus ``launches`` kernels' issue; eagerly, the host-only
+        work before it as well."""
+        host_op = op.params.get("host_op")
+        if host_op is None:
+            base = self.sync
+        else:
+            base = self.ops.get(str(host_op), self.sync + self.kernel * int(op.params.get("launches", 1)))
+        return base + (self._around(op) if eager else 0.0)
 
 
 def host_costs(system: System) -> HostCosts:
@@ -145,8 +163,9 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
         for op, cost in zip(ops, costs, strict=True):
             h0 = host
             if op.kind == "sync":
-                host = max(host, device_done) + hc.sync
-                host_busy += hc.sync
+                waited = hc.wait(op, eager=mode == "eager")
+                host = max(host, device_done) + waited
+                host_busy += waited
                 slots.append(Slot(h0 - begin, host - begin, host - begin, host - begin))
                 ends.append(host)
                 continue

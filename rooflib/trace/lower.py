@@ -158,7 +158,7 @@ def lower(trace: Trace) -> Program:
                 deps = set()
         else:
             for piece in pieces[i]:
-                if piece.kind == "sync" and st.synced():
+                if piece.kind == "sync" and st.synced() and "host_op" not in piece.params:
                     continue  # the host already waits for the device (.tolist() reads element by element)
                 st.op_of[i] = st.emit(piece, stream, waiting)
                 waiting = st.pending[stream] = set()

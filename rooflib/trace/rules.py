@@ -22,7 +22,9 @@ index              gathers (index_select, gather, embedding, index, take): bytes
 sort               sort, topk, kthvalue, msort
 elementwise        ``triton.kernel`` (a Triton launch, :mod:`rooflib.trace.triton_stub`): a streaming kernel touching
                    each of its tensor arguments once
-sync               _local_scalar_dense (``.item()``, ``.tolist()``, ``bool(t)``), ``torch.cuda.synchronize``
+sync               _local_scalar_dense (``.item()``, ``.tolist()``, ``bool(t)``), ``torch.cuda.synchronize``;
+                   and before the pieces of an op whose output size depends on values (nonzero, masked_select,
+                   unique, bincount, boolean-mask indexing, repeat_interleave of a tensor): :func:`value_sized`
 (nothing)          views (ops torch marks as views: view, t, transpose, permute, expand, slice, ...) and
                    allocations (empty, empty_like, empty_strided, ...)
 (special)          convolutions (implicit GEMM), FFTs, searchsorted, bincount, sparse products:
@@ -44,13 +46,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
 from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, round_half_up
 from rooflib.trace.records import Call, TensorMeta
 from rooflib.trace.special import SPECIAL_RULES
 
-__all__ = ["RULES", "Rule", "lower_compute"]
+__all__ = ["RULES", "Rule", "lower_compute", "value_sized"]
 
 
 # --- norms, reductions, sorts -------------------------------------------------------------------------------------
@@ -286,8 +289,56 @@ RULES: dict[str, Rule] = {
 """Rules by aten name (in-place variants, ``add_``, are looked up without their trailing underscore)."""
 
 
+# --- ops whose output size depends on values: the host waits for a count ----------------------------------------
+_VALUE_SIZED = {
+    "aten.nonzero": 2,
+    "aten.argwhere": 2,
+    "aten.masked_select": 2,
+    "aten._unique": 3,
+    "aten._unique2": 3,
+    "aten.unique_dim": 3,
+    "aten.unique_consecutive": 3,
+    "aten.bincount": 2,
+}
+"""Ops that wait for the device on CUDA before they can size their output (each copies a count to the host and
+synchronises), with the kernels such a call launches besides its main one (the default host cost where the host
+block has no measured figure for it)."""
+
+
+def value_sized(call: Call) -> tuple[str, int] | None:
+    """``(host op, extra launches)`` when ``call`` makes the host wait for the device to size its output: the ops
+    of :data:`_VALUE_SIZED`, indexing with a boolean mask (``x[mask]``, ``x[mask] = v``: a ``nonzero`` inside,
+    named ``aten.index(bool)`` / ``aten.index_put(bool)``) and ``repeat_interleave`` of a repeats tensor with no
+    ``output_size`` (a sum inside); None otherwise."""
+    base = call.name.rstrip("_")
+    if base in _VALUE_SIZED:
+        return base, _VALUE_SIZED[base]
+    if base in ("aten.index", "aten.index_put", "aten._index_put_impl"):
+        indices = call.arg("indices") or ()
+        if any(isinstance(i, TensorMeta) and i.dtype in ("bool", "uint8") for i in indices):
+            name = "aten.index" if base == "aten.index" else "aten.index_put"
+            return f"{name}(bool)", 2
+    if base == "aten.repeat_interleave" and call.arg("output_size") is None:
+        repeats = call.arg("repeats", call.arg("self"))
+        if isinstance(repeats, TensorMeta) and repeats.on_gpu and repeats.numel > 1:
+            return base, 2
+    return None
+
+
 def lower_compute(call: Call, ctx: Context) -> list[Piece]:
-    """The pieces of a GPU call that is not communication (see the module table)."""
+    """The pieces of a GPU call that is not communication (see the module table); a call whose output size
+    depends on values (:func:`value_sized`) starts with a host sync charged that call's own host figure, and its
+    kernels cost the host nothing more."""
+    pieces = _lower(call, ctx)
+    sized = value_sized(call) if call.on_gpu else None
+    if sized is None:
+        return pieces
+    host_op, launches = sized
+    sync = Piece("sync", {"host_op": host_op, "launches": launches + 1}, call.name)
+    return [sync, *(replace(p, host="none") for p in pieces)]
+
+
+def _lower(call: Call, ctx: Context) -> list[Piece]:
     rule = RULES.get(call.name) or RULES.get(call.name.rstrip("_"))
     if rule is not None:
         return rule(call, ctx)

@@ -88,6 +88,15 @@ def test_host_worker_on_the_cpu(tmp_path: Path) -> None:
     assert ops == [op for op in (*OP_CASES, *PKB_CASES) if op not in gpu_only]
     assert all(r["host_s"] > 0 for r in recs if r["record"] == "point")
     assert all(r["verified"] and r["host_s"] > 0 for r in recs if r["record"] == "point")
+    from rooflib.bench.host_worker import MIX_EXCLUDED
+
+    (mix,) = [r for r in recs if r["record"] == "point" and r["name"] == "mix"]  # every op case once per round
+    assert mix["cases"] == [op for op in ops if op not in MIX_EXCLUDED] and "nonzero" not in mix["cases"]
+    alone = {r["op"]: r["host_s"] for r in recs if r["record"] == "point" and r["name"] == "op"}
+    assert mix["alone_s"] == pytest.approx(sum(alone[c] for c in mix["cases"]))
+    assert mix["ratio"] == pytest.approx(mix["host_s"] / mix["alone_s"])
+    (it,) = [r for r in recs if r.get("name") == "iteration"]
+    assert it["events"] == "fresh"
 
 
 @pytest.mark.slow

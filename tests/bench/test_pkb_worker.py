@@ -71,3 +71,20 @@ def test_a_problem_that_killed_the_process_is_skipped_once(tmp_path: Path) -> No
     first = [r for r in recs if r.get("problem") == "1_allreduce" and r["record"] in ("point", "skipped")]
     assert [r["record"] for r in first] == ["skipped"] and "process ended" in first[0]["reason"]
     assert [r["problem"] for r in recs if r["record"] == "point"] == ["3_broadcast"]
+
+
+@pytest.mark.skipif(not (ROOT / "reference").is_dir(), reason=f"no ParallelKernelBench at {ROOT}")
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+def test_profile_mode_lists_the_top_level_ops(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from rooflib.bench.pkb_worker import main
+
+    out = str(tmp_path / "profile.jsonl")
+    args = ["--pkb", str(ROOT), "--out", out, "--device", "cpu", "--problems", "1", "--worlds", "2", "--mode"]
+    assert main([*args, "profile", "--warmup", "1", "--iters", "3", "--size", "64x64"]) == 0
+    (point,) = [json.loads(x) for x in Path(out).read_text().splitlines() if '"point"' in x]
+    names = {name: count for name, count, _ in point["ops"]}
+    assert point["mode"] == "profile" and names["aten::clone"] == 1 and names["c10d::allreduce_"] == 1
+    assert not any(n.startswith("ProfilerStep") for n in names)  # the step markers are not ops
+    assert point["ops_s"] == pytest.approx(sum(t for _, _, t in point["ops"])) and point["ops_s"] > 0
+    assert point["time_s"] > 0 and point["profiled_s"] > 0
