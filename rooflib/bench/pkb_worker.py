@@ -50,6 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rooflib.bench.pkb_profile import host_profile
 from rooflib.bench.torch_common import Clocks, Sink, finish, l2_bytes, meta_record, recorded_keys
 from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, stats
 
@@ -213,54 +214,10 @@ def _time(torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a
     return rec
 
 
-def _profiled(
-    torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a: argparse.Namespace
-) -> dict[str, Any]:
-    """``--mode profile``: ``a.iters`` back-to-back calls timed on the host (``time_s``, synchronised at the end),
-    then as many under ``torch.profiler`` (host activity only; after three unrecorded steps): the top-level ops
-    (no parent op) by name with their count and inclusive host seconds per call (``ops``: [name, count,
-    seconds]), their sum (``ops_s``) and the profiled wall time per call (``profiled_s``); ``profiled_s - ops_s``
-    is the Python between the ops (with the profiler's own cost)."""
-    from torch.profiler import ProfilerActivity, profile, schedule
-
-    for _ in range(a.warmup):
-        fn(*args)
-    torch.cuda.synchronize(dev) if dev.type == "cuda" else None
-    t0 = time.perf_counter()
-    for _ in range(a.iters):
-        fn(*args)
-    torch.cuda.synchronize(dev) if dev.type == "cuda" else None
-    wall = (time.perf_counter() - t0) / a.iters
-    skip = 3  # profiled steps not recorded: the profiler's own start-up (one waiting, two warming up)
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=2, active=a.iters)) as prof:
-        for step in range(skip + a.iters):
-            if step == skip:
-                t1 = time.perf_counter()
-            fn(*args)
-            prof.step()
-        t2 = time.perf_counter()
-        torch.cuda.synchronize(dev) if dev.type == "cuda" else None
-    ops: dict[str, list[float]] = {}
-    for ev in prof.events():
-        parent = ev.cpu_parent
-        if ev.name.startswith("ProfilerStep") or (parent is not None and not parent.name.startswith("ProfilerStep")):
-            continue  # the step markers, and the ops inside another op
-        got = ops.setdefault(ev.name, [0.0, 0.0])
-        got[0] += 1.0 / a.iters
-        got[1] += ev.cpu_time_total * 1e-6 / a.iters
-    rows = sorted(((name, round(c, 3), t) for name, (c, t) in ops.items()), key=lambda r: -r[2])
-    return {
-        "time_s": wall,
-        "time_n": a.iters,
-        "profiled_s": (t2 - t1) / a.iters,
-        "ops_s": sum(t for _, _, t in rows),
-        "ops": [list(r) for r in rows],
-    }
-
-
 def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref_fn: Any, world: int) -> dict[str, Any]:
     """One problem's single-GPU part at world ``world`` (the module docstring); needs the fake process group.
-    ``--mode profile``: the same part, profiled on the host instead of timed and checked (:func:`_profiled`)."""
+    ``--mode profile``: the same part, profiled on the host instead of timed and checked
+    (:func:`rooflib.bench.pkb_profile.host_profile`)."""
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
@@ -270,7 +227,7 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
     try:
         args = tuple(build(0, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
         if a.mode == "profile":
-            return _profiled(torch, dev, fn, args, a)
+            return host_profile(torch, dev, lambda: fn(*args), a.warmup, a.iters)
         host_args = _clone(torch, args, torch.device("cpu"))
         out = fn(*_clone(torch, args))  # as PKB calls it: the references that need no autograd say so
         if dev.type == "cuda":
