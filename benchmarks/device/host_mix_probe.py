@@ -1,7 +1,7 @@
 """Does a sequence of different ops cost the host more than the same ops each in its own loop? One H200 (device
 tool), from the repository root (rooflib importable):
 
-    python3 benchmarks/device/host_mix_probe.py OUT.json
+    python3 benchmarks/device/host_mix_probe.py OUT.json [--curve]
 
 The host family's ``op`` cases that neither wait nor compose others (``rooflib.bench.host_worker.MIX_EXCLUDED``),
 each timed (a) in its own loop (500 back-to-back calls, median of 7 rounds) and (b) with the GPU held busy by a
@@ -9,7 +9,9 @@ sleep kernel (20 calls, per-call median: the issue cost alone, nothing queued be
 sequences of them, each timed both ways: ``mix`` (every case once, fixed order), ``mix_reversed``, ``pairs``
 (each case twice in a row), ``elementwise`` (the one-kernel pointwise cases only, once each), and
 ``distinct<D>_<draw>``: D of the other (not pointwise) cases drawn at random (three draws per D, seed 0), once
-each: how the extra cost grows with the number of different ops a loop cycles through. Printed: each
+each: how the extra cost grows with the number of different ops a loop cycles through; with ``--curve``,
+``any<D>_<draw>``: D of all the cases (pointwise included) drawn at random, five draws per D from 1 to 40, and
+``any<D>_<draw>_x2``: the same sequence run twice per round. Printed: each
 sequence's time over the sum of its cases' own-loop figures.
 """
 
@@ -91,6 +93,12 @@ def main() -> None:
     for distinct in (1, 2, 4, 8, 16, 24, len(others)):  # the other cases, `distinct` of them, three draws each
         for draw in range(3 if distinct < len(others) else 1):
             seqs[f"distinct{distinct}_{draw}"] = rng.sample(others, distinct)
+    if "--curve" in sys.argv:  # any cases, pointwise included, `distinct` of them, five draws each; and twice
+        for distinct in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40):
+            for draw in range(5):
+                pick = rng.sample(order, distinct)
+                seqs[f"any{distinct}_{draw}"] = pick
+                seqs[f"any{distinct}_{draw}_x2"] = pick + pick
     out: dict[str, Any] = {"alone_s": alone, "held_s": held, "sequences": {}}
     print(
         f"{'sequence':14s} {'ops':>4s} {'alone sum us':>13s} {'loop us':>9s} {'ratio':>6s} {'held us':>9s} "

@@ -166,6 +166,20 @@ def _alloc_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
     }
 
 
+def _new_group_record(
+    torch: Any, dist: Any, dev: Any, world: int, args: argparse.Namespace, clocks: Clocks | None
+) -> dict[str, Any]:
+    """``new_group``: one ``dist.new_group`` of two ranks (rank 0 among them) on the fake group of ``world``,
+    as problems that build their groups in every call pay it (``python.new_group``); few calls, as each
+    makes a group that lives on."""
+    rec: dict[str, Any] = {"record": "point", "family": "host", "name": "new_group", "world": world, "gpus": 1}
+    made: list[Any] = []
+    rec.update(calls=25, **rounds(torch, dev, lambda: made.append(dist.new_group([0, 1])), 25, min(args.rounds, 3)))
+    rec["verified"] = all(g is not None for g in made)
+    rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+    return rec
+
+
 def c10d_part(torch: Any, args: argparse.Namespace) -> None:
     """The ``c10d`` part (module docstring): one process, the fake process group at each world size."""
     import torch.distributed as dist
@@ -192,6 +206,7 @@ def c10d_part(torch: Any, args: argparse.Namespace) -> None:
                     rec["verified"] = True  # nothing to check: the fake backend moves nothing, by design
                     rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
                     sink.write(rec)
+                sink.write(_new_group_record(torch, dist, dev, world, args, clocks))
             finally:
                 dist.destroy_process_group()
         for case, fn in _alloc_cases(torch, dev).items():

@@ -30,6 +30,9 @@ final synchronisation over its calls:
 - ``iteration``: what a timed loop adds per iteration, as :func:`rooflib.bench.torch_timing.chained_times` runs
   the programs family (the next input group picked, an empty program called, a fresh CUDA event recorded, as
   ParallelKernelBench does: ``HostSpec.iteration``; ``events: fresh``);
+- ``autograd`` (one record per ``case``): forward chains with and without ``requires_grad``, their
+  ``backward()``, and ParallelKernelBench's two-layer training step, each with the autograd work it does
+  counted (``records``, ``nodes``, ``backward``) and the aten ops it dispatches (:mod:`rooflib.bench.host_autograd`);
 - ``kernel_run`` (last, CUDA only): the device duration of the one-element ``add_`` kernel inside a graph, from
   the profiler (CUPTI); ``HostSpec.kernel_gap`` is the graph slope less it. Then ``op`` ``add`` and ``mm`` again
   with ``after_profiler: true``: CUPTI stays attached after a profiler session (pytorch/pytorch#144455) and
@@ -142,6 +145,7 @@ def _local(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: C
         sink.write(rec)
     _ops(torch, dev, sink, args, clocks)
     _iteration(torch, dev, sink, args, clocks)
+    _autograd(torch, dev, sink, args, clocks)
     if cuda:
         _graphs(torch, dev, sink, args, clocks)
         _profiled(torch, dev, sink, args, clocks)
@@ -298,6 +302,21 @@ def _iteration(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clock
     rec["verified"] = state["i"] > 0
     rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
     sink.write(rec)
+
+
+def _autograd(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    """The ``autograd`` cases (:mod:`rooflib.bench.host_autograd`), each counted once, then timed."""
+    from rooflib.bench.host_autograd import autograd_cases, count_case
+
+    for name, fn in autograd_cases(torch, dev).items():
+        counts = count_case(torch, fn)
+        calls = max(1, args.calls // 4)
+        rec: dict[str, Any] = {"record": "point", "family": "host", "name": "autograd", "case": name, "gpus": 1}
+        rec.update(counts, calls=calls)
+        rec.update(rounds(torch, dev, fn, calls, args.rounds))
+        rec["verified"] = fn() is not None
+        rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+        sink.write(rec)
 
 
 def _profiled(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:

@@ -28,7 +28,17 @@ import numpy as np
 
 from rooflib.bench.host_ops import PKB_CASES
 
-__all__ = ["KERNEL_CASES", "OWN_COST", "VIEW_CASES", "fit_c10d", "fit_host", "host_checks", "host_yaml", "lease_host"]
+__all__ = [
+    "KERNEL_CASES",
+    "OWN_COST",
+    "VIEW_CASES",
+    "fit_autograd",
+    "fit_c10d",
+    "fit_host",
+    "host_checks",
+    "host_yaml",
+    "lease_host",
+]
 
 KERNEL_CASES = ("add", "mul_scalar", "gelu", "silu", "tanh", "div")
 VIEW_CASES = ("view", "transpose", "reshape")
@@ -99,7 +109,47 @@ def fit_host(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         elif abs(v / base - 1.0) > OWN_COST:
             ops[str(rec["aten"][0])] = v
     out["ops"] = ops
+    ops.update(fit_autograd(pts, out))
     return out
+
+
+def fit_autograd(records: Iterable[Mapping[str, Any]], fit: Mapping[str, Any]) -> dict[str, float]:
+    """``HostSpec.ops`` entries for autograd (:mod:`rooflib.trace.autograd`) from the ``autograd`` cases
+    (:mod:`rooflib.bench.host_autograd`): each case's host time less its twin's (the same forward without
+    autograd) and less the fitted figures (``fit``) of the aten ops and views the twin lacks, least squares on
+    the counted ``records``, ``nodes`` and ``backward``; a figure that comes out negative is dropped (0) and
+    the rest refitted. Empty without enough cases or without a ``kernel`` figure."""
+    from collections import Counter
+
+    from rooflib.bench.host_autograd import TWINS
+
+    if "kernel" not in fit:  # the ops' own figures are what the fit takes off
+        return {}
+    cases = {str(r["case"]): r for r in records if r.get("name") == "autograd" and "host_s" in r}
+    cols = ["records", "nodes", "backward"]
+    rows, rhs = [], []
+    for name, twin_name in TWINS.items():
+        case, twin = cases.get(name), cases.get(twin_name)
+        if case is None or twin is None:
+            continue
+        extra = Counter(case.get("aten", ())) - Counter(twin.get("aten", ()))
+        views = int(case.get("views", 0)) - int(twin.get("views", 0))
+        own = _predict(fit, list(extra.elements())) + fit.get("view", 0.0) * max(0, views)
+        rows.append([float(case.get(c, 0)) for c in cols])
+        rhs.append(float(case["host_s"]) - float(twin["host_s"]) - own)
+    names = dict(zip(cols, ("python.autograd_record", "python.autograd_node", "python.backward"), strict=True))
+    keep = list(range(len(cols)))
+    while keep:
+        a = np.array([[row[i] for i in keep] for row in rows], dtype=float)
+        if len(rows) < len(keep) or np.linalg.matrix_rank(a) < len(keep):
+            return {}
+        sol = np.linalg.lstsq(a, np.array(rhs), rcond=None)[0]
+        if (sol >= 0).all():
+            out = dict.fromkeys(names.values(), 0.0)
+            out.update({names[cols[i]]: float(v) for i, v in zip(keep, sol, strict=True)})
+            return out
+        keep.pop(int(np.argmin(sol)))
+    return {}
 
 
 FAKE_ALLOCS = ("zeros", "cat")
@@ -134,6 +184,9 @@ def fit_c10d(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         for w, v in per_world.items():
             out[f"fake.{name}@w{w}"] = v
         out[f"fake.{name}"] = statistics.median(per_world.values())
+    groups = [float(r["host_s"]) for r in pts if r.get("name") == "new_group"]
+    if groups:
+        out["python.new_group"] = statistics.median(groups)
     for case in FAKE_ALLOCS:
         vals = [float(r["host_s"]) for r in pts if r.get("name") == "alloc" and r.get("case") == case]
         if vals:

@@ -51,6 +51,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from rooflib.trace.autograd import BACKWARD
 from rooflib.trace.cuda import fake_cuda
 from rooflib.trace.errors import TraceError, import_torch
 from rooflib.trace.intercept import Intercepts, make_modes
@@ -87,7 +88,9 @@ def _patched(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
 
 GRAD_MODE_CALL = "python.no_grad"
 """The recorded name of entering a grad-mode context (``@torch.no_grad()``, ``with torch.no_grad():``,
-``torch.enable_grad``): host-only Python work, costed as ``HostSpec.ops['python.no_grad']``."""
+``torch.enable_grad``): host-only Python work, costed as ``HostSpec.ops['python.no_grad']``. A call of
+``torch.autograd.backward`` (``Tensor.backward``) or ``torch.autograd.grad`` is recorded as
+``python.backward`` (:mod:`rooflib.trace.autograd`)."""
 
 
 def _grad_mode_patches(torch: Any, recorder: Recorder) -> list[tuple[Any, str, Any]]:
@@ -102,7 +105,30 @@ def _grad_mode_patches(torch: Any, recorder: Recorder) -> list[tuple[Any, str, A
             return _enter(self)
 
         patches.append((cls, "__enter__", entering))
+    for name in ("backward", "grad"):  # Tensor.backward calls torch.autograd.backward
+        start = getattr(torch.autograd, name)
+
+        def starting(*args: Any, _start: Any = start, **kwargs: Any) -> Any:
+            if recorder.active and not recorder.suppress:
+                recorder.add(BACKWARD, {})
+            return _start(*args, **kwargs)
+
+        patches.append((torch.autograd, name, starting))
     return patches
+
+
+NEW_GROUP_CALL = "python.new_group"
+"""The recorded name of a ``dist.new_group`` call made while tracing: host-only work (the ``host`` family's
+``new_group`` record), charged to the next op that launches a kernel."""
+
+
+def _new_group(make: Callable[..., Any], recorder: Recorder) -> Callable[..., Any]:
+    def new_group(*args: Any, **kwargs: Any) -> Any:
+        if recorder.active and not recorder.suppress:
+            recorder.add(NEW_GROUP_CALL, {})
+        return make(*args, **kwargs)
+
+    return new_group
 
 
 @contextlib.contextmanager
@@ -138,6 +164,7 @@ def _process_group(torch: Any, world: int, rank: int, recorder: Recorder) -> Ite
 
     for module in (dist, dist.distributed_c10d):
         patches += [(module, "init_process_group", ignored), (module, "destroy_process_group", ignored)]
+        patches.append((module, "new_group", _new_group(module.new_group, recorder)))
     try:
         with _patched(patches):
             yield

@@ -44,6 +44,7 @@ class Intercepts:
         self.tensor_cuda, self.tensor_to = T.cuda, T.to
         self.free = {T.record_stream, T.pin_memory}
         self.constructors = {torch.tensor, torch.as_tensor, torch.asarray}
+        self.reads = {T.tolist, T.cpu, T.numpy}  # the host reads a device tensor (see Recorder.host_read)
 
     def _device(self, value: Any) -> Any:
         return self.meta if _is_cuda(value, self.torch) else value
@@ -52,6 +53,8 @@ class Intercepts:
         kwargs = dict(kwargs)
         if func in self.fused and self.recorder.active and not self.recorder.suppress:
             return self._fused(func, args, kwargs)
+        if self.values and (func in self.reads or (func is self.tensor_to and self._to_host(args, kwargs))):
+            self.recorder.host_read(args[0] if args else None, bool(kwargs.get("non_blocking", False)))
         if func in self.free:
             return args[0] if func is self.torch.Tensor.pin_memory else None
         if func is self.tensor_cuda:
@@ -69,6 +72,14 @@ class Intercepts:
         if func is self.tensor_to and len(args) > 1 and type(args[1]) is int:
             args = (args[0], self.meta, *args[2:])
         return func(*args, **kwargs)
+
+    def _to_host(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        """Whether a ``Tensor.to`` call names the host as its device."""
+        torch = self.torch
+        for v in (*args[1:], kwargs.get("device")):
+            if (isinstance(v, torch.device) and v.type == "cpu") or (isinstance(v, str) and v == "cpu"):
+                return True
+        return False
 
     def _fused(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         name, names, defaults = self.fused[func]

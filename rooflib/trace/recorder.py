@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from rooflib.trace.autograd import NODE, NOT_DIFFERENTIABLE, RECORD
 from rooflib.trace.cuda import Streams
 from rooflib.trace.errors import TraceError
 from rooflib.trace.records import Call, Device, Group, TensorMeta
@@ -58,6 +60,7 @@ class Recorder:
         self._groups: dict[int, Group] = {}
         self._schemas: dict[Any, tuple[list[tuple[str, Any]], str, str, frozenset[str]]] = {}
         self._c10d = torch._C._distributed_c10d
+        self._node: Any = None  # the backward node now running (autograd engine), if any
 
     # --- values ------------------------------------------------------------------------------------------------
     def meta(self, t: Any) -> TensorMeta:
@@ -150,8 +153,29 @@ class Recorder:
         self.calls.append(Call(index, name, overload, args, self.outputs(out), stream, deps, target, tags))
         return index
 
+    def _autograd(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """The host-only autograd work before ``func`` (:mod:`rooflib.trace.autograd`): the first op of each
+        backward node the engine runs adds a node; a forward op on inputs that require grad records one."""
+        if func.namespace != "aten":
+            return
+        node = self.torch._C._current_autograd_node()
+        if node is not None:
+            if node is not self._node:
+                self._node = node
+                self.add(NODE, {})
+            return
+        self._node = None
+        if not self.torch.is_grad_enabled() or self._schema(func)[1] in NOT_DIFFERENTIABLE:
+            return
+        tensor = self.torch.Tensor
+        leaves = (*args, *kwargs.values())
+        flat = [t for v in leaves for t in (v if isinstance(v, list | tuple) else (v,))]
+        if any(isinstance(t, tensor) and t.requires_grad for t in flat):
+            self.add(RECORD, {})
+
     def record(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> int:
         names, name, overload, tags = self._schema(func)
+        self._autograd(func, args, kwargs)
         bound = {n: self.convert(v) for (n, _), v in zip(names, args, strict=False)}
         bound.update({k: self.convert(v) for k, v in kwargs.items()})
         for n, default in names:
@@ -182,6 +206,18 @@ class Recorder:
                     continue
                 self._works[id(work)] = index
                 self._keep.append(work)
+
+    def host_read(self, t: Any, non_blocking: bool = False) -> None:
+        """A device tensor the host reads in a run with values (``.tolist()``, ``.cpu()``, ``.numpy()``,
+        ``.to("cpu")``: a host tensor stands for it, so nothing dispatches): a copy to the host, which the
+        host waits for unless ``non_blocking``."""
+        if not self.active or self.suppress or not isinstance(t, self.torch.Tensor):
+            return
+        src = self.meta(t)
+        if src.on_gpu:
+            dst = TensorMeta(src.shape, src.dtype, src.itemsize, src.stride, "host")
+            index = self.add("aten._to_copy", {"self": src, "non_blocking": non_blocking})
+            self.calls[index] = replace(self.calls[index], outputs=(dst,))
 
     def launch(self, kernel: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
         """A kernel launch torch does not see (``triton.kernel``: its tensors and values)."""

@@ -79,7 +79,7 @@ def test_host_worker_on_the_cpu(tmp_path: Path) -> None:
     main(["--device", "cpu", "--calls", "50", "--rounds", "3", "--out", str(out)])
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     names = [r["name"] for r in recs if r["record"] == "point"]
-    assert names[:4] == ["kernel", "cublas", "sync", "item"] and names[-1] == "iteration"
+    assert names[:4] == ["kernel", "cublas", "sync", "item"] and names[-1] == "autograd"
     from rooflib.bench.host_ops import PKB_CASES
     from rooflib.bench.host_worker import OP_CASES
 
@@ -97,6 +97,15 @@ def test_host_worker_on_the_cpu(tmp_path: Path) -> None:
     assert mix["ratio"] == pytest.approx(mix["host_s"] / mix["alone_s"])
     (it,) = [r for r in recs if r.get("name") == "iteration"]
     assert it["events"] == "fresh"
+    from rooflib.bench.host_autograd import AUTOGRAD_CASES
+
+    grads = {r["case"]: r for r in recs if r.get("name") == "autograd"}
+    assert list(grads) == list(AUTOGRAD_CASES)
+    counted = {k: (r["records"], r["nodes"], r["backward"]) for k, r in grads.items()}
+    assert counted["chain8"] == (0, 0, 0) and counted["chain8_grad"] == (8, 0, 0)
+    assert counted["step8"] == (9, 10, 1)  # 8 muls and the sum; their 9 nodes and the leaf's accumulation
+    assert counted["mlp_step"] == (6, 10, 1) and counted["mlp"] == (0, 0, 0)
+    assert grads["step1"]["aten"] == ["aten.mul", "aten.sum", "aten.ones_like", "aten.mul"]
 
 
 @pytest.mark.slow

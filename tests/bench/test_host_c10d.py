@@ -24,6 +24,7 @@ def test_c10d_part_times_every_case_at_each_world(tmp_path: Path) -> None:
     got = {(r["case"], r["world"]) for r in points if r["name"] == "c10d"}
     assert got == {(c, w) for c in C10D_CASES for w in (2, 4)}  # the fake backend takes every call kind
     assert [r["case"] for r in points if r["name"] == "alloc"] == list(ALLOC_CASES)
+    assert [r["world"] for r in points if r["name"] == "new_group"] == [2, 4]
     assert all(r["host_s"] > 0 and r["verified"] for r in points)
     assert recs[-1]["phase"] == "end"
 
