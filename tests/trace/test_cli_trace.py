@@ -80,7 +80,7 @@ def test_table_and_summary() -> None:
     result = run(*MLP, "--system", "hgx-h100", "--gpus", "8", "--set", "t=64", "--set", "h=128", "--set", "f=512")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("traced tp_mlp.py:tp_mlp: 7 calls, 4 ops")
+    assert lines[0].startswith("traced tp_mlp.py:tp_mlp: 12 calls, 4 ops")  # 5 of them autograd records
     assert lines[1] == "tp_mlp on 8 GPUs of stand-in"
     assert any(line.startswith("bound 10 us") for line in lines)
     assert any(line.startswith("eager PyTorch + NCCL 40 us") and "CUDA graph 35 us" in line for line in lines)
@@ -109,7 +109,8 @@ def test_json_and_set_values_reach_inputs() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["gpus"] == 4 and [op["kind"] for op in data["ops"]] == ["gemm", "elementwise", "gemm", "collective"]
-    assert data["params"]["aten.mm"] == {"m": 64, "n": 128, "k": 512 // 4, "batch": 1, "dtype": "bf16"}
+    mm = {"m": 64, "n": 128, "k": 512 // 4, "batch": 1, "dtype": "bf16"}  # nn.Linear's weight requires grad:
+    assert data["params"]["aten.mm"] == {**mm, "host_extra": ["python.autograd_record"] * 2}  # t, mm record
     assert data["params"]["c10d.allreduce_"] == {"op": "all_reduce", "bytes": 64 * 128 * 2}
 
 
