@@ -17,12 +17,14 @@ fits the three autograd figures on what is left.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from typing import Any
 
-from rooflib.trace.autograd import NOT_DIFFERENTIABLE, records_node
+from rooflib.bench.torch_common import Clocks, Sink
+from rooflib.trace.autograd import inputs_require_grad, records_node
 
-__all__ = ["AUTOGRAD_CASES", "TWINS", "autograd_cases", "count_case"]
+__all__ = ["AUTOGRAD_CASES", "TWINS", "autograd_cases", "autograd_part", "count_case"]
 
 AUTOGRAD_CASES = ("chain1", "chain8", "chain1_grad", "chain8_grad", "step1", "step8", "mlp", "mlp_grad", "mlp_step")
 TWINS = {
@@ -102,11 +104,9 @@ def count_case(torch: Any, fn: Callable[[], Any]) -> dict[str, Any]:
                     counts["nodes"] += 1
             else:
                 last[0] = None
-                flat = [t for v in (*args, *kwargs.values()) for t in (v if isinstance(v, list | tuple) else (v,))]
-                grad = any(isinstance(t, torch.Tensor) and t.requires_grad for t in flat)
-                if name not in NOT_DIFFERENTIABLE and records_node(
-                    name, grad_enabled=torch.is_grad_enabled(), input_requires_grad=grad
-                ):
+                grad = torch.is_grad_enabled()
+                needs = grad and inputs_require_grad(torch.Tensor, args, kwargs)
+                if records_node(name, grad_enabled=grad, input_requires_grad=needs):
                     counts["records"] += 1
             if getattr(func, "is_view", False) or name == "aten.detach":
                 counts["views"] += 1
@@ -128,3 +128,19 @@ def count_case(torch: Any, fn: Callable[[], Any]) -> dict[str, Any]:
     finally:
         torch.autograd.backward = start
     return counts
+
+
+def autograd_part(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    """The ``autograd`` records of the ``host`` family: each case counted once, then timed as the ``op`` cases
+    are (:func:`rooflib.bench.host_worker.rounds`, a quarter of ``--calls`` per round)."""
+    from rooflib.bench.host_worker import rounds  # host_worker imports this module when it runs the part
+
+    for name, fn in autograd_cases(torch, dev).items():
+        counts = count_case(torch, fn)
+        calls = max(1, args.calls // 4)
+        rec: dict[str, Any] = {"record": "point", "family": "host", "name": "autograd", "case": name, "gpus": 1}
+        rec.update(counts, calls=calls)
+        rec.update(rounds(torch, dev, fn, calls, args.rounds))
+        rec["verified"] = fn() is not None
+        rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+        sink.write(rec)

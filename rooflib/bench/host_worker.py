@@ -145,7 +145,9 @@ def _local(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: C
         sink.write(rec)
     _ops(torch, dev, sink, args, clocks)
     _iteration(torch, dev, sink, args, clocks)
-    _autograd(torch, dev, sink, args, clocks)
+    from rooflib.bench.host_autograd import autograd_part  # it imports this module's rounds
+
+    autograd_part(torch, dev, sink, args, clocks)
     if cuda:
         _graphs(torch, dev, sink, args, clocks)
         _profiled(torch, dev, sink, args, clocks)
@@ -302,21 +304,6 @@ def _iteration(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clock
     rec["verified"] = state["i"] > 0
     rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
     sink.write(rec)
-
-
-def _autograd(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
-    """The ``autograd`` cases (:mod:`rooflib.bench.host_autograd`), each counted once, then timed."""
-    from rooflib.bench.host_autograd import autograd_cases, count_case
-
-    for name, fn in autograd_cases(torch, dev).items():
-        counts = count_case(torch, fn)
-        calls = max(1, args.calls // 4)
-        rec: dict[str, Any] = {"record": "point", "family": "host", "name": "autograd", "case": name, "gpus": 1}
-        rec.update(counts, calls=calls)
-        rec.update(rounds(torch, dev, fn, calls, args.rounds))
-        rec["verified"] = fn() is not None
-        rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
-        sink.write(rec)
 
 
 def _profiled(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:

@@ -19,7 +19,10 @@ False
 
 from __future__ import annotations
 
-__all__ = ["BACKWARD", "NODE", "NOT_DIFFERENTIABLE", "RECORD", "records_node"]
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["BACKWARD", "NODE", "NOT_DIFFERENTIABLE", "RECORD", "inputs_require_grad", "records_node"]
 
 RECORD = "python.autograd_record"
 NODE = "python.autograd_node"
@@ -70,3 +73,12 @@ def records_node(name: str, *, grad_enabled: bool, input_requires_grad: bool) ->
     """Whether the eager op ``name`` (``aten.mul``) records a backward node: grad mode on, an input that
     requires grad, and an op with a gradient."""
     return grad_enabled and input_requires_grad and name.startswith("aten.") and name not in NOT_DIFFERENTIABLE
+
+
+def inputs_require_grad(tensor_type: type, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """Whether any tensor among an op's arguments (lists and tuples of them included) requires grad."""
+    for v in (*args, *kwargs.values()):
+        for t in v if isinstance(v, list | tuple) else (v,):
+            if isinstance(t, tensor_type) and getattr(t, "requires_grad", False):
+                return True
+    return False

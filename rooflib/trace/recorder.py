@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from rooflib.trace.autograd import NODE, NOT_DIFFERENTIABLE, RECORD
+from rooflib.trace.autograd import NODE, RECORD, inputs_require_grad, records_node
 from rooflib.trace.cuda import Streams
 from rooflib.trace.errors import TraceError
 from rooflib.trace.records import Call, Device, Group, TensorMeta
@@ -165,12 +165,9 @@ class Recorder:
                 self.add(NODE, {})
             return
         self._node = None
-        if not self.torch.is_grad_enabled() or self._schema(func)[1] in NOT_DIFFERENTIABLE:
-            return
-        tensor = self.torch.Tensor
-        leaves = (*args, *kwargs.values())
-        flat = [t for v in leaves for t in (v if isinstance(v, list | tuple) else (v,))]
-        if any(isinstance(t, tensor) and t.requires_grad for t in flat):
+        grad = self.torch.is_grad_enabled()
+        needs = grad and inputs_require_grad(self.torch.Tensor, args, kwargs)
+        if records_node(self._schema(func)[1], grad_enabled=grad, input_requires_grad=needs):
             self.add(RECORD, {})
 
     def record(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> int:
