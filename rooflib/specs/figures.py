@@ -25,6 +25,7 @@ __all__ = [
     "FlopRate",
     "Fraction",
     "Frequency",
+    "LogLogCurve",
     "SizeCurve",
     "SpecModel",
     "WholeNumber",
@@ -155,21 +156,23 @@ class Fraction(Figure):
 
 
 def log_interp(points: tuple[tuple[float, float], ...], nbytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """Efficiency at ``nbytes`` from ``(bytes, efficiency)`` points: log-log linear, clamped at the ends."""
+    """Efficiency at ``nbytes`` (or any x) from ``(x, efficiency)`` points: log-log linear, clamped at the ends."""
     x = np.log(np.maximum(np.asarray(nbytes, dtype=np.float64), 1.0))
     xs = np.log([p[0] for p in points])
     ys = np.log([p[1] for p in points])
     return np.asarray(np.exp(np.interp(x, xs, ys)), dtype=np.float64)
 
 
-class SizeCurve(SpecModel):
-    """Efficiency against message size, interpolated as log(efficiency) linear in log(bytes), clamped at both ends.
+class LogLogCurve(SpecModel):
+    """Efficiency against one quantity (``x_name``), interpolated as log(efficiency) linear in log(x), clamped at
+    both ends (:func:`log_interp`). YAML: ``{points: [[x, efficiency], ...], source: ...}``, x strictly
+    increasing."""
 
-    Interpolating in log-log space keeps ``bytes / efficiency`` (the time a size takes) monotone between two
-    points whenever it is monotone at the points.
-
-    YAML: ``{points: [[2 KiB, 0.74], [1 MiB, 0.95]], source: ...}``.
-    """
+    x_name: ClassVar[str] = "x"
+    x_plural: ClassVar[str] = "x values"
+    x_dimension: ClassVar[Dimension] = "count"
+    x_least: ClassVar[float] = 0.0  # x > x_least, or x >= x_least with x_inclusive
+    x_inclusive: ClassVar[bool] = False
 
     points: tuple[tuple[float, float], ...]
     source: str = Field(min_length=1)
@@ -178,21 +181,38 @@ class SizeCurve(SpecModel):
     @field_validator("points", mode="before")
     @classmethod
     def _parse_points(cls, raw: object) -> tuple[tuple[float, float], ...]:
+        name = cls.x_name
         if not isinstance(raw, list | tuple) or not raw:
-            raise ValueError("must be a non-empty list of [size, efficiency] pairs")
+            raise ValueError(f"must be a non-empty list of [{name}, efficiency] pairs")
+        rule = f"{name} {'>=' if cls.x_inclusive else '>'} {cls.x_least:g}"
         out: list[tuple[float, float]] = []
         for i, pair in enumerate(raw):
             if not isinstance(pair, list | tuple) or len(pair) != 2:
-                raise ValueError(f"point {i} must be a [size, efficiency] pair, got {pair!r}")
-            size = parse_quantity(pair[0], "bytes")
+                raise ValueError(f"point {i} must be a [{name}, efficiency] pair, got {pair!r}")
+            x = parse_quantity(pair[0], cls.x_dimension)
             eff = parse_quantity(pair[1], "fraction")
-            if size <= 0 or not 0 < eff <= 1:
-                raise ValueError(f"point {i} needs size > 0 and efficiency in (0, 1], got {pair!r}")
-            out.append((size, eff))
-        sizes = [p[0] for p in out]
-        if sizes != sorted(sizes) or len(set(sizes)) != len(sizes):
-            raise ValueError("sizes must be strictly increasing")
+            x_ok = x >= cls.x_least if cls.x_inclusive else x > cls.x_least
+            if not x_ok or not 0 < eff <= 1:
+                raise ValueError(f"point {i} needs {rule} and efficiency in (0, 1], got {pair!r}")
+            out.append((x, eff))
+        xs = [p[0] for p in out]
+        if xs != sorted(xs) or len(set(xs)) != len(xs):
+            raise ValueError(f"{cls.x_plural} must be strictly increasing")
         return tuple(out)
 
-    def __call__(self, nbytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        return log_interp(self.points, nbytes)
+    def __call__(self, x: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        return log_interp(self.points, x)
+
+
+class SizeCurve(LogLogCurve):
+    """Efficiency against message size, interpolated as log(efficiency) linear in log(bytes), clamped at both ends.
+
+    Interpolating in log-log space keeps ``bytes / efficiency`` (the time a size takes) monotone between two
+    points whenever it is monotone at the points.
+
+    YAML: ``{points: [[2 KiB, 0.74], [1 MiB, 0.95]], source: ...}``.
+    """
+
+    x_name: ClassVar[str] = "size"
+    x_plural: ClassVar[str] = "sizes"
+    x_dimension: ClassVar[Dimension] = "bytes"

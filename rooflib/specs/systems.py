@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-import numpy as np
-import numpy.typing as npt
-from pydantic import Field, Strict, field_validator, model_validator
+from pydantic import Field, Strict, model_validator
 
 from rooflib.conventions import ALGORITHMS, OPS
-from rooflib.specs.figures import Count, Duration, Fraction, SizeCurve, SpecModel, WholeNumber, name_of
-from rooflib.units import parse_quantity
+from rooflib.specs.figures import Count, Duration, Fraction, LogLogCurve, SizeCurve, SpecModel, WholeNumber, name_of
 
 __all__ = [
     "PORTABLE_LIBRARY",
@@ -144,7 +141,7 @@ class ProtocolSpec(SpecModel):
     )
 
 
-class RankCurve(SpecModel):
+class RankCurve(LogLogCurve):
     """Bus efficiency against the ranks in a group, log-log interpolated between points, clamped at both ends.
 
     A ring or tree over few ranks runs fewer channels and shorter pipelines than over many, so NCCL reaches a
@@ -155,34 +152,10 @@ class RankCurve(SpecModel):
     YAML: ``{points: [[2, 0.78], [4, 0.9], [8, 1.0]], source: ...}``.
     """
 
-    points: tuple[tuple[float, float], ...]
-    source: str = Field(min_length=1)
-    note: str | None = None
-
-    @field_validator("points", mode="before")
-    @classmethod
-    def _parse_points(cls, raw: object) -> tuple[tuple[float, float], ...]:
-        if not isinstance(raw, list | tuple) or not raw:
-            raise ValueError("must be a non-empty list of [ranks, efficiency] pairs")
-        out: list[tuple[float, float]] = []
-        for i, pair in enumerate(raw):
-            if not isinstance(pair, list | tuple) or len(pair) != 2:
-                raise ValueError(f"point {i} must be a [ranks, efficiency] pair, got {pair!r}")
-            ranks = parse_quantity(pair[0], "count")
-            eff = parse_quantity(pair[1], "fraction")
-            if ranks < 2 or not 0 < eff <= 1:
-                raise ValueError(f"point {i} needs ranks >= 2 and efficiency in (0, 1], got {pair!r}")
-            out.append((ranks, eff))
-        ranks_ = [p[0] for p in out]
-        if ranks_ != sorted(ranks_) or len(set(ranks_)) != len(ranks_):
-            raise ValueError("ranks must be strictly increasing")
-        return tuple(out)
-
-    def __call__(self, ranks: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        x = np.log(np.maximum(np.asarray(ranks, dtype=np.float64), 1.0))
-        xs = np.log([p[0] for p in self.points])
-        ys = np.log([p[1] for p in self.points])
-        return np.asarray(np.exp(np.interp(x, xs, ys)), dtype=np.float64)
+    x_name: ClassVar[str] = "ranks"
+    x_plural: ClassVar[str] = "ranks"
+    x_least: ClassVar[float] = 2.0
+    x_inclusive: ClassVar[bool] = True
 
 
 class LibrarySpec(SpecModel):
