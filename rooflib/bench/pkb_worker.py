@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from rooflib.bench.pkb_profile import host_profile
-from rooflib.bench.torch_common import Clocks, Sink, finish, l2_bytes, meta_record, recorded_keys
+from rooflib.bench.torch_common import Clocks, Sink, family_records, finish, l2_bytes, meta_record, recorded_keys
 from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, stats
 
 __all__ = ["died_keys", "done_keys", "flatten", "main", "parser", "record_key"]
@@ -110,21 +110,12 @@ def died_keys(path: str) -> set[tuple[str, ...]]:
     """Keys ``started`` in ``path`` and never finished (no point, skip or ``aborted`` after it): the process ended
     inside that problem (a CUDA error poisons the context; the kernel's device-side assert kills it). A resumed
     run records them as skipped instead of dying on them again."""
-    if not os.path.exists(path):
-        return set()
     open_: set[tuple[str, ...]] = set()
-    with open(path) as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(rec, dict) or rec.get("family") != "pkb":
-                continue
-            if rec.get("record") == "started":
-                open_.add(record_key(rec))
-            elif rec.get("record") in ("point", "skipped", "aborted"):
-                open_.discard(record_key(rec))
+    for rec in family_records(path, "pkb"):
+        if rec.get("record") == "started":
+            open_.add(record_key(rec))
+        elif rec.get("record") in ("point", "skipped", "aborted"):
+            open_.discard(record_key(rec))
     return open_
 
 

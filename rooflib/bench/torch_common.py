@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from rooflib.bench.records import dump_record
@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_L2_BYTES",
     "Clocks",
     "Sink",
+    "family_records",
     "finish",
     "l2_bytes",
     "meta_record",
@@ -210,18 +211,22 @@ def rel_error(torch: Any, got: Any, ref: Any) -> float:
     return diff / denom if denom > 0 else diff
 
 
-def recorded_keys(path: str, family: str, key: Callable[[dict[str, Any]], tuple[str, ...]]) -> set[tuple[str, ...]]:
-    """``key`` of every point and skip of ``family`` already in the JSON Lines file ``path`` (a torn last line is
-    ignored): what a resumed run must not measure again."""
-    out: set[tuple[str, ...]] = set()
+def family_records(path: str, family: str) -> Iterator[dict[str, Any]]:
+    """The records of ``family`` in the JSON Lines file ``path``, in order (none if it is absent; a torn or
+    corrupt line is skipped)."""
     if not os.path.exists(path):
-        return out
+        return
     with open(path) as fh:
         for line in fh:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(rec, dict) and rec.get("record") in ("point", "skipped") and rec.get("family") == family:
-                out.add(key(rec))
-    return out
+            if isinstance(rec, dict) and rec.get("family") == family:
+                yield rec
+
+
+def recorded_keys(path: str, family: str, key: Callable[[dict[str, Any]], tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """``key`` of every point and skip of ``family`` already in the JSON Lines file ``path`` (a torn last line is
+    ignored): what a resumed run must not measure again."""
+    return {key(rec) for rec in family_records(path, family) if rec.get("record") in ("point", "skipped")}

@@ -22,7 +22,8 @@ An op's host cost (``HostCosts.issue``) is its aten op's measured cost where the
 (``HostSpec.ops``: traced ops are named by their aten op, e.g. ``aten.topk``), else its kind's (a kernel, a
 cuBLAS call, an NCCL call, times the op's ``calls``), plus ``HostSpec.view`` for each call before it that
 launched nothing (``host_calls``: views, transposes, splits, set by ``rooflib trace``) and the host-only Python work
-before it (``host_extra``: entering ``torch.no_grad``, ``HostSpec.ops['python.no_grad']``). Each iteration also
+before it (``host_extra``: ``python.*`` calls such as entering ``torch.no_grad``, autograd's records and nodes,
+``dist.new_group``, each at ``HostSpec.ops[name]``, else ``view``). Each iteration also
 costs the host ``HostSpec.iteration`` (the timed loop's per-iteration event record and call), in both modes.
 """
 
