@@ -19,33 +19,17 @@ from __future__ import annotations
 
 import json
 import random
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 
-def _loop(torch: Any, fn: Callable[[], Any], calls: int = 500, count: int = 7) -> float:
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    per = []
-    for _ in range(count):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        per.append((time.perf_counter() - t0) / calls)
-        torch.cuda.synchronize()
-    return statistics.median(per)
-
-
 def _held(torch: Any, fn: Callable[[], Any], calls: int = 20) -> float:
-    from rooflib.bench.torch_timing import held_host_times
+    from rooflib.bench.torch_timing import held_host_times, loop_host_time
 
     fn()
     torch.cuda.synchronize()
-    device = max(_loop(torch, fn, calls=20, count=3), 20e-6)
+    device = max(loop_host_time(torch, fn, calls=20, count=3), 20e-6)
     return float(held_host_times(torch, torch.device("cuda"), lambda i: fn(), calls, device)["host_s"])
 
 
@@ -54,11 +38,12 @@ def main() -> None:
 
     from rooflib.bench.host_ops import pkb_cases
     from rooflib.bench.host_worker import MIX_EXCLUDED, op_cases
+    from rooflib.bench.torch_timing import loop_host_time
 
     dev = torch.device("cuda")
     cases = {**op_cases(torch, dev), **pkb_cases(torch, dev)}
     cases = {k: f for k, f in cases.items() if k not in MIX_EXCLUDED}
-    alone = {k: _loop(torch, f) for k, f in cases.items()}
+    alone = {k: loop_host_time(torch, f) for k, f in cases.items()}
     held = {k: _held(torch, f) for k, f in cases.items()}
     pointwise = [
         k
@@ -110,7 +95,7 @@ def main() -> None:
             for k in seq:
                 cases[k]()
 
-        loop = _loop(torch, run, calls=20, count=7)
+        loop = loop_host_time(torch, run, calls=20, count=7)
         hold = _held(torch, run, calls=5)
         base = sum(alone[k] for k in seq)
         out["sequences"][name] = {"cases": seq, "alone_sum_s": base, "loop_s": loop, "held_s": hold}

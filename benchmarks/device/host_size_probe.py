@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-import time
 
 
 def main() -> None:
     import torch
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    from rooflib.bench.torch_timing import loop_host_time
 
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
     dev = torch.device("cuda")
@@ -30,19 +31,6 @@ def main() -> None:
         out = t.clone()
         dist.all_reduce(out, op=dist.ReduceOp.SUM)
         return out
-
-    def rounds(fn, calls: int = 500, count: int = 7) -> float:
-        for _ in range(50):
-            fn()
-        torch.cuda.synchronize()
-        per = []
-        for _ in range(count):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            per.append((time.perf_counter() - t0) / calls)
-            torch.cuda.synchronize()
-        return statistics.median(per)
 
     with open(sys.argv[1], "w") as fh:
         for elements in (256, 65536, 262144, 524288, 1 << 20):
@@ -58,7 +46,7 @@ def main() -> None:
                 "problem_1_groups": lambda: allreduce_problem(groups[next(it) % 16]),
             }
             for name, fn in cases.items():
-                rec = {"case": name, "elements": elements, "bytes": 2 * elements, "host_s": rounds(fn)}
+                rec = {"case": name, "elements": elements, "bytes": 2 * elements, "host_s": loop_host_time(torch, fn)}
                 fh.write(json.dumps(rec) + "\n")
                 print(f"{name:18s} {2 * elements:>9d} B {rec['host_s'] * 1e6:7.2f} us", flush=True)
         # the 1_allreduce-shaped function at PKB's size, timed as PKB times it (events chained, 16 input

@@ -3,6 +3,7 @@
 - ``chained_times`` (eager): ParallelKernelBench's convention (``utils/performance.py``): one CUDA event before
   the first call and one after every call, no host synchronisation inside the loop, so calls run back to back
   and each sample is the steady-state time of one call (the larger of its device time and its host issue time);
+- ``loop_host_time`` (host): back-to-back calls timed with ``perf_counter``, the device left to keep up;
 - ``held_host_times`` (host): calls issued while a sleep kernel holds the GPU, timed with ``perf_counter``: the
   host's issue cost alone;
 - ``graph_times`` (device): the calls captured once into a CUDA graph and replayed; each sample is one replay's
@@ -28,6 +29,7 @@ __all__ = [
     "groups_for",
     "held_host_times",
     "kernel_names",
+    "loop_host_time",
     "stats",
     "sweep_counts",
 ]
@@ -73,6 +75,22 @@ def chained_times(torch: Any, dev: Any, call: Callable[[int], Any], warmup: int,
         events[i + 1].record()
     events[-1].synchronize()
     return [events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(iters)]
+
+
+def loop_host_time(torch: Any, fn: Callable[[], Any], calls: int = 500, count: int = 7) -> float:
+    """Host seconds per call of ``fn``: 50 warm-up calls, then ``count`` rounds of ``calls`` back-to-back calls
+    (``perf_counter``, the GPU synchronised after each round), the median round."""
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per.append((time.perf_counter() - t0) / calls)
+        torch.cuda.synchronize()
+    return statistics.median(per)
 
 
 def held_host_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int, device_s: float) -> dict[str, Any]:

@@ -39,3 +39,14 @@ def test_event_times_counts_only_the_timed_calls() -> None:
     times = event_times(_fake_torch(), op, warmup=3, iters=4, per_call=2, before=lambda: calls.append("barrier"))
     assert times == pytest.approx([0.001] * 4)  # 2 ms per call, two ops per call
     assert calls[:3] == ["op"] * 3 and calls[3:].count("barrier") == 4 and calls.count("op") == 7
+
+
+def test_loop_host_time_is_the_median_round_per_call() -> None:
+    from rooflib.bench.torch_timing import loop_host_time
+
+    syncs: list[int] = []
+    calls: list[int] = []
+    torch = SimpleNamespace(cuda=SimpleNamespace(synchronize=lambda: syncs.append(1)))
+    per = loop_host_time(torch, lambda: calls.append(1), calls=10, count=3)
+    assert len(calls) == 50 + 3 * 10 and len(syncs) == 1 + 3  # warm-up, then every round synchronised
+    assert 0 < per < 1e-3
