@@ -6,7 +6,9 @@
 #   2. host-c10d.jsonl: rooflib.bench.host_worker --part c10d   (torch.distributed calls on the fake group, allocs)
 #   3. pkb-local.jsonl: rooflib.bench.pkb_worker --mode local   (every problem at world 8, 4, 2; PKB's timing, the
 #      host time of a call with the GPU held busy, outputs checked on the host)
-#   4. pkb-profile.jsonl (PROFILE_S > 0 seconds kept for it): rooflib.bench.pkb_worker --mode profile, every
+#   4. pkb-repeat.jsonl (REPEAT_S > 0 seconds kept for it): the problems again at REPEAT_WORLDS (default 8), how far
+#      a rerun on the same lease moves a measured time
+#   5. pkb-profile.jsonl (PROFILE_S > 0 seconds kept for it): rooflib.bench.pkb_worker --mode profile, every
 #      problem's host time op by op under torch.profiler (last: the profiler slows later launches)
 # From the repository root there (PKB carried as .pkb, the pydantic wheels as .wheels):
 #   bash benchmarks/device/pkb_lease_h200.sh .pkb
@@ -29,13 +31,23 @@ step() {  # name, seconds, then worker arguments
 step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"
 step host-c10d 90 rooflib.bench.host_worker --part c10d --worlds 2,4,8 --calls "${HOST_CALLS:-1000}"
 profile_s=${PROFILE_S:-0}  # > 0: the last step profiles every problem's host time (pkb-profile.jsonl)
+repeat_s=${REPEAT_S:-0}  # > 0: seconds kept for pkb-repeat.jsonl, the problems again at REPEAT_WORLDS (default 8)
 for attempt in 1 2 3 4; do  # a problem that kills the process (device-side assert) is skipped on the next attempt
-  left=$((limit - profile_s - SECONDS - 15))
+  left=$((limit - profile_s - repeat_s - SECONDS - 15))
   [ "$left" -gt 20 ] || break
   step pkb-local "$((left + 10))" rooflib.bench.pkb_worker --pkb "$pkb" --mode local --worlds "${WORLDS:-8,4,2}" \
     --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}"
   grep -q '"end": true' "$out/pkb-local.jsonl" && break
 done
+if [ "$repeat_s" -gt 0 ]; then  # the same problems once more in the same lease: how far a rerun moves
+  for attempt in 1 2 3; do
+    left=$((limit - profile_s - SECONDS - 10))
+    [ "$left" -gt 20 ] || break
+    step pkb-repeat "$((left + 5))" rooflib.bench.pkb_worker --pkb "$pkb" --mode local --worlds "${REPEAT_WORLDS:-8}" \
+      --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}"
+    grep -q '"end": true' "$out/pkb-repeat.jsonl" && break
+  done
+fi
 if [ "$profile_s" -gt 0 ]; then  # last: the profiler slows every later launch in its process
   for attempt in 1 2 3; do
     left=$((limit - SECONDS - 10))

@@ -62,7 +62,7 @@ from typing import Any
 
 from rooflib.bench.host_ops import PKB_CASES, SYNC_CASES, pkb_cases
 from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record
-from rooflib.bench.torch_timing import stats
+from rooflib.bench.torch_timing import host_probe, stats
 from rooflib.conventions import MULTICAST_OFF
 
 __all__ = ["GRAPH_NODES", "OP_CASES", "main", "op_cases", "parser", "rounds"]
@@ -244,10 +244,12 @@ def _ops(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clo
     for name, fn in op_cases(torch, dev).items():
         if name == "sdpa" and dev.type != "cuda":
             continue
+        _probe(torch, dev, sink, f"op {name}")
         rec = _op_record(torch, dev, name, fn, args, clocks)
         sink.write(rec)
         alone[name], fns[name] = float(rec["host_s"]), fn
     for name, fn in pkb_cases(torch, dev).items():  # rooflib.bench.host_ops: the ops PKB's references use most
+        _probe(torch, dev, sink, f"op {name}")
         try:
             rec = _op_record(torch, dev, name, fn, args, clocks)
         except Exception as exc:  # one op this torch refuses: recorded, the rest stands
@@ -367,6 +369,16 @@ def _graphs(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: 
         del graph
 
 
+def _probe(torch: Any, dev: Any, sink: Sink, when: str) -> None:
+    """The host's speed now (:func:`rooflib.bench.torch_timing.host_probe`), at the start and end of the part and
+    before each op case: their median (``rooflib.calibrate.host.probe_reference``) is the host's speed while the
+    figures were measured, which the probes taken before each ParallelKernelBench problem are compared with."""
+    probe = host_probe(torch, dev)
+    if probe is not None:
+        rec = {"record": "point", "family": "host", "name": "probe", "when": when, "gpus": 1, "calls": 40}
+        sink.write({**rec, "host_s": probe, "time_s": probe, "device_s": 0.0})
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     os.environ.update(MULTICAST_OFF)  # before torch is imported: never NVLink multicast
@@ -382,7 +394,9 @@ def main(argv: list[str] | None = None) -> None:
     clocks = Clocks(0) if dev.type == "cuda" else None
     sink.write(meta_record(torch, dev, "host", part="local"))
     try:
+        _probe(torch, dev, sink, "start")
         _local(torch, dev, sink, args, clocks)
+        _probe(torch, dev, sink, "end")
     finally:
         finish(sink, clocks, {"record": "meta", "family": "host", "part": "local", "phase": "end"})
 

@@ -10,8 +10,10 @@ PKB (read by path, never copied) supplies each problem's inputs (``utils/input_o
 - ``--mode local`` (one GPU): the **single-GPU part** of each problem: rank 0's inputs at world size ``w`` (PKB's
   builder, ``w`` from ``--worlds``), the solution run with torch's ``fake`` process group of ``w`` ranks, so its
   collectives return at once and move nothing: what is timed is the rank's local compute alone, on the shapes it
-  has at world ``w``. Buffers a collective would have filled keep what they held (the values stay finite: PKB's
-  inputs), so the output is checked against the same program run on the host (float32 upcasts excluded: the
+  has at world ``w``. Integer outputs of the collectives are filled as if every rank held rank 0's data
+  (:mod:`rooflib.bench.pkb_symmetric`: split sizes, counts, gathered shapes come out as ``rooflib trace``
+  assumes); floating-point buffers keep what they held (the values stay finite: PKB's inputs), so the output
+  is checked against the same program run on the host (float32 upcasts excluded: the
   same dtypes, on the CPU; ``verified``), where the reference runs there (Triton kernels do not: ``check: none``).
 - ``--mode profile`` (one GPU): the single-GPU part as ``local`` runs it, under ``torch.profiler`` (host
   activity only) instead of timed: where a call's host time goes, op by op, and the Python between the ops. Run
@@ -30,7 +32,10 @@ Records (JSON Lines, ``family: pkb``): ``record: point`` with ``problem`` (stem)
 ``time_p90_s``, ``time_mean_s`` (PKB reports the mean), ``time_n``, ``warmup``, ``host_s`` (median host time of
 a call issued while a sleep kernel holds the GPU: its issue cost alone, ``host_waits`` when a call synced;
 :func:`rooflib.bench.torch_timing.held_host_times`, ``--host-calls``), ``verified`` (true / false /
-null), ``check`` (host / reference / repeat / none), ``max_abs_error``; ``record: skipped`` with ``reason``.
+null), ``check`` (host / reference / repeat / none), ``max_abs_error``; in ``local`` mode also ``fills`` (outputs
+the symmetric fill wrote in one call) and ``fill_s`` (their host seconds per call, queue waits included), and
+``probe_s`` / ``probe_after_s`` (:func:`rooflib.bench.torch_timing.host_probe` just before and after the
+problem: the host's speed then); ``record: skipped`` with ``reason``.
 Resumable: a (problem, mode, world, rank, size, dtype, solution) already written (point or skipped) is not run
 again, so a killed run continues where it stopped without losing or repeating a record. Each problem is
 ``record: started`` first; one started and never finished (the process died in it: a device-side assert) is
@@ -51,8 +56,9 @@ from pathlib import Path
 from typing import Any
 
 from rooflib.bench.pkb_profile import host_profile
+from rooflib.bench.pkb_symmetric import install as install_fills
 from rooflib.bench.torch_common import Clocks, Sink, family_records, finish, l2_bytes, meta_record, recorded_keys
-from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, stats
+from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, host_probe, stats
 
 __all__ = ["died_keys", "done_keys", "flatten", "main", "parser", "record_key"]
 
@@ -215,15 +221,22 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
     dev = torch.device(a.device)
     size = tuple(int(x) for x in a.size.lower().split("x"))
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    fills, restore = install_fills(torch, dist)
     try:
         args = tuple(build(0, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
         if a.mode == "profile":
             return host_profile(torch, dev, lambda: fn(*args), a.warmup, a.iters)
         host_args = _clone(torch, args, torch.device("cpu"))
+        fills.reset()
         out = fn(*_clone(torch, args))  # as PKB calls it: the references that need no autograd say so
+        per_call = fills.count
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
+        fills.reset()
+        probe = host_probe(torch, dev)
         rec = _time(torch, dev, fn, args, a)
+        rec.update(probe_s=probe, probe_after_s=host_probe(torch, dev))
+        rec.update(fills=per_call, fill_s=fills.seconds / fills.count * per_call if fills.count else 0.0)
         try:
             ref = ref_fn(*host_args)
             ok, err = _compare(torch, out, ref, a.atol, a.rtol)
@@ -232,6 +245,7 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
             rec.update(verified=None, check="none", check_reason=f"{type(exc).__name__}: {exc}"[:200])
         return rec
     finally:
+        restore()
         dist.destroy_process_group()
 
 

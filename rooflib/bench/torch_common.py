@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from rooflib.bench.records import dump_record
@@ -170,6 +171,7 @@ def meta_record(torch: Any, dev: Any, family: str, **extra: Any) -> dict[str, An
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
         "env": {k: v for k, v in os.environ.items() if k.startswith(("NCCL_", "TORCH_SYMM", "NVSHMEM_", "CUDA_"))},
+        "cpu": cpu_info(),
     }
     if getattr(dev, "type", "cpu") == "cuda":
         props = torch.cuda.get_device_properties(dev)
@@ -191,6 +193,26 @@ def meta_record(torch: Any, dev: Any, family: str, **extra: Any) -> dict[str, An
         rec["gpu"] = "cpu"
     rec.update(extra)
     return rec
+
+
+def cpu_info(path: str = "/proc/cpuinfo") -> dict[str, Any]:
+    """The host CPU: model, logical CPUs, the MHz the kernel reports now (median over CPUs) and the cores this
+    process may use; empty where ``path`` cannot be read. Lent hosts differ in host speed between leases: this
+    says whether they are the same CPU.
+
+    >>> sorted(cpu_info("/nonexistent"))
+    ['usable']
+    """
+    out: dict[str, Any] = {"usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return out
+    models = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
+    mhz = sorted(float(line.split(":", 1)[1]) for line in text.splitlines() if line.startswith("cpu MHz"))
+    out.update(model=models[0] if models else None, logical=len(models) or None)
+    out["mhz"] = mhz[len(mhz) // 2] if mhz else None
+    return out
 
 
 def _compiled_cuda(torch: Any) -> int | None:

@@ -6,6 +6,8 @@
 - ``loop_host_time`` (host): back-to-back calls timed with ``perf_counter``, the device left to keep up;
 - ``held_host_times`` (host): calls issued while a sleep kernel holds the GPU, timed with ``perf_counter``: the
   host's issue cost alone;
+- ``host_probe`` (host): a fixed sequence of ten small eager ops issued with the GPU held, the host's speed at
+  one moment (a lent host's speed moves by up to 2x within minutes: docs/validation/pkb/runs/x1-lease-9);
 - ``graph_times`` (device): the calls captured once into a CUDA graph and replayed; each sample is one replay's
   time over its number of calls, i.e. the device time of a call with the graph's small gap between kernels.
 
@@ -28,8 +30,10 @@ __all__ = [
     "graph_times",
     "groups_for",
     "held_host_times",
+    "host_probe",
     "kernel_names",
     "loop_host_time",
+    "probe_sequence",
     "stats",
     "sweep_counts",
 ]
@@ -116,6 +120,30 @@ def held_host_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int
     waited = time.perf_counter() - t_hold >= hold_s or torch.cuda.current_stream(dev).query()
     _sync(torch, dev)
     return {**stats(out, "host"), "host_waits": bool(waited), "host_hold_s": hold_s}
+
+
+PROBE_OPS = ("add", "mul", "sum", "cat", "view", "t", "slice", "gt", "where", "clone")
+"""The ops of :func:`probe_sequence`, in order (views included: they cost the host, not the device)."""
+
+
+def probe_sequence(torch: Any, x: Any, y: Any) -> Any:
+    """The ten small eager ops of :data:`PROBE_OPS` on ``x`` and ``y`` (64 elements each): the work
+    :func:`host_probe` times, and what ``rooflib trace`` traces to predict it from a host's figures."""
+    a, b, c = x + y, x * y, x.sum()
+    d = torch.cat([a, b]).view(8, 16).t()[1:5]
+    return torch.where(x > 0, a, b).clone(), c, d
+
+
+def host_probe(torch: Any, dev: Any, calls: int = 40) -> float | None:
+    """Median host seconds of one :func:`probe_sequence` on 64-element tensors, ``calls`` of them issued while a
+    sleep kernel holds the GPU (:func:`held_host_times`): the same work at every moment it is run, so two
+    probes' ratio is the ratio of the host's speed at those moments, and a probe over its prediction from a
+    host's figures is how much more ops cost in a sequence than in their own loops. None on the CPU."""
+    x, y = torch.randn(64, device=dev), torch.randn(64, device=dev)
+    for _ in range(5):
+        probe_sequence(torch, x, y)
+    rec = held_host_times(torch, dev, lambda _: probe_sequence(torch, x, y), calls, 20e-6)
+    return rec.get("host_s")
 
 
 _SLEEP_RATE: dict[str, float] = {}

@@ -38,6 +38,9 @@ __all__ = [
     "host_checks",
     "host_yaml",
     "lease_host",
+    "mix_ratio",
+    "probe_reference",
+    "scaled_host",
 ]
 
 KERNEL_CASES = ("add", "mul_scalar", "gelu", "silu", "tanh", "div")
@@ -206,6 +209,50 @@ def lease_host(host: Any, records: Iterable[Mapping[str, Any]], source: str) -> 
     ops = {**host.ops, **{k: Duration(value=v, source=source) for k, v in measured.items()}}
     fields = {k: Duration(value=v, source=source) for k, v in fit.items() if k in type(host).model_fields}
     return host.model_copy(update={**fields, "ops": ops})
+
+
+HOST_SIDE = ("kernel", "cublas", "nccl", "sync", "graph_launch", "view", "iteration")
+"""The ``HostSpec`` figures that are host work (``kernel_gap`` is the device's): what :func:`scaled_host` scales."""
+
+
+def probe_reference(records: Iterable[Mapping[str, Any]]) -> float | None:
+    """The host family's probes (``name: probe``: at its start and end, and from x1-lease-12 on before each op
+    case; ``rooflib.bench.torch_timing.host_probe``): their median, the host's speed while the figures were
+    measured; None without probes.
+
+    >>> probe_reference([{"record": "point", "name": "probe", "host_s": v} for v in (4e-5, 6e-5, 9e-5)])
+    6e-05
+    """
+    vals = [float(r["host_s"]) for r in records if r.get("record") == "point" and r.get("name") == "probe"]
+    return statistics.median(vals) if vals else None
+
+
+def mix_ratio(records: Iterable[Mapping[str, Any]]) -> float | None:
+    """The host family's ``mix`` record: every op case once per round, over the same cases each in its own loop
+    (``ratio``): how much more this host charges for a sequence of different ops than its tight loops say;
+    None where the run has no mix.
+
+    >>> mix_ratio([{"record": "point", "family": "host", "name": "mix", "ratio": 2.1, "verified": True}])
+    2.1
+    """
+    vals = [float(r["ratio"]) for r in _points(records) if r.get("name") == "mix" and r.get("ratio")]
+    return sum(vals) / len(vals) if vals else None
+
+
+def scaled_host(host: Any, factor: float, source: str) -> Any:
+    """``host`` (a ``HostSpec``) with every host-side figure and op (:data:`HOST_SIDE`) times ``factor``: the same
+    host at another speed, as two probes' ratio measures it (``factor`` = the probe taken before a problem over
+    :func:`probe_reference`)."""
+    from rooflib.specs.figures import Duration
+
+    if not factor > 0 or factor != factor or factor == float("inf"):
+        raise ValueError(f"a host speed factor must be a positive number, got {factor!r}")
+
+    def times(d: Any) -> Any:
+        return None if d is None else Duration(value=d.value * factor, source=f"{d.source}; x {factor:.3g} ({source})")
+
+    fields = {k: times(getattr(host, k)) for k in HOST_SIDE if k in type(host).model_fields}
+    return host.model_copy(update={**fields, "ops": {k: times(v) for k, v in host.ops.items()}})
 
 
 def _predict(fit: Mapping[str, Any], aten: Iterable[str]) -> float:

@@ -51,3 +51,24 @@ def test_lease_host_replaces_what_the_run_measured() -> None:
     assert lease.ops["fake.c10d.allreduce_@w4"].source == "measured: test lease"
     assert lease.ops["python.no_grad"] == catalog.ops["python.no_grad"]  # this lease did not measure it
     assert lease.kernel.value != catalog.kernel.value  # another lease, another host
+
+
+def test_a_host_at_another_speed_scales_its_host_work_only() -> None:
+    from rooflib.calibrate.host import probe_reference, scaled_host
+
+    catalog = rooflib.load_system("hgx-h200", gpus=1).device.host
+    assert catalog is not None
+    fast = scaled_host(catalog, 0.5, "test probe")
+    assert fast.kernel.value == pytest.approx(catalog.kernel.value / 2) and "x 0.5 (test probe)" in fast.kernel.source
+    assert fast.ops["aten._to_copy"].value == pytest.approx(catalog.ops["aten._to_copy"].value / 2)
+    assert fast.iteration is not None and catalog.iteration is not None
+    assert fast.iteration.value == pytest.approx(catalog.iteration.value / 2)
+    assert fast.kernel_gap == catalog.kernel_gap  # the device's gap between kernels is not host work
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="positive"):
+            scaled_host(catalog, bad, "test probe")
+    run = RUNS / "pkb" / "runs" / "x1-lease-10"
+    recs = [json.loads(x) for x in (run / "host.jsonl").read_text().splitlines()]
+    probes = [r["host_s"] for r in recs if r.get("name") == "probe"]
+    assert len(probes) == 2 and probe_reference(recs) == pytest.approx(sum(probes) / 2)
+    assert probe_reference([r for r in recs if r.get("name") != "probe"]) is None  # runs before the probe
