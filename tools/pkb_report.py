@@ -208,6 +208,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
             row = {"problem": rec["problem"], "id": rec["id"], "world": rec["world"], "run": label}
             row.update(lease=run.name, rec=rec, measured_s=rec["time_s"], host_s=rec.get("host_s"))
             row.update(host_waits=rec.get("host_waits"), verified=rec.get("verified"), fills=rec.get("fills"))
+            row["mix_ratio"] = leases[run.name]["mix"]
             iteration = lease.device.host.iteration
             row["iteration_s"] = iteration.value if iteration is not None else None
             try:
@@ -275,6 +276,17 @@ def _loop_check(rows: list[dict[str, Any]]) -> str:
         return "no points"
     q = statistics.quantiles(ratio, n=4)
     return f"{len(ratio)} host-bound points without a wait, quartiles {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f}"
+
+
+def _per_lease(rows: list[dict[str, Any]]) -> str:
+    """Per lease with a mix record: the median measured / predicted (same-lease host) and the mix ratio."""
+    out = []
+    for run in sorted({r["lease"] for r in rows if r.get("mix_ratio")}, key=_run_order):
+        q = [r["measured_s"] / r["lease_s"] for r in rows if r["lease"] == run and r.get("lease_s")]
+        mix = next(r["mix_ratio"] for r in rows if r["lease"] == run)
+        if q:
+            out.append(f"{run.removeprefix('x1-lease-')}: {statistics.median(q):.2f} / {mix:.2f}")
+    return "; ".join(out) or "no leases"
 
 
 def _host_check(rows: list[dict[str, Any]]) -> str:
@@ -395,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         "the host family's start and end, `torch_timing.host_probe`; from -9 on the fake group's integer outputs are",
         "filled as if every rank held rank 0's data, `rooflib.bench.pkb_symmetric`, so split sizes exchanged with",
         "an all-to-all are the trace's, not a fresh buffer's garbage); a problem whose CUDA error kills the process",
-        "is recorded as skipped by the next attempt.",
+        "is recorded as skipped by the next attempt. x1-lease-11 and -12 run as -10 (from -12 on a probe also",
+        "precedes every op case of the host family), x1-lease-13 the same without the second pass.",
         "x1-lease-5 and -6 also profile every problem's host time op by op (`pkb-profile.jsonl`, `--mode profile`,",
         "run last) and measure the ops that size their output from values (nonzero, masked_select, boolean-mask",
         "indexing, unique, bincount, repeat_interleave: 28-71 us a call, each waiting for the device).",
@@ -439,14 +452,14 @@ def main(argv: list[str] | None = None) -> int:
         "  prediction scales the host's figures by the probes' drift from the host family's own probes. Over the",
         "  held-out leases the drift does not pay yet: it helps on x1-lease-10, hurts on -11 (whose reference is",
         "  two probes, 92 and 134 us; from -12 on a probe precedes every op case and their median is the",
-        "  reference) and changes little on -12 (the mix alone, above);",
+        "  reference), changes little on -12 and helps a little on -13 (the mix alone, above);",
         "- a lease's tight loops do not say what its programs cost, and by how much differs between leases: the",
-        "  problems' measured over predicted (same-lease host), median per lease, is 1.22, 1.58, 1.96, 1.73, 1.68",
-        "  and 1.78 on x1-lease-7 to -12, and the host family's `mix` record (all op cases once per round over",
-        "  their own-loop sum) is 1.49, 2.11, 2.48, 2.10, 1.49 and 2.60 there: the mix moves with the programs on",
-        "  five of the six leases where the single-op figures do not (x1-lease-8's single-op figures were 0.6x",
-        "  x1-lease-7's, its mix the same 980 us), not on x1-lease-11. Modelled: the same-lease figures times mix",
-        "  ratio ** b and the probes' drift, b fitted on x1-lease-7 and -8 (above), the later leases held out;",
+        "  problems' measured over predicted (same-lease host), median per lease, against the host family's `mix`",
+        "  record (all op cases once per round over their own-loop sum), lease: measured / predicted, mix ratio:",
+        f"  {_per_lease(lease)}. The mix moves with the programs where the single-op figures do not",
+        "  (x1-lease-8's single-op figures were 0.6x x1-lease-7's, its mix the same 980 us), though not on",
+        "  x1-lease-11. Modelled: the same-lease figures times mix ratio ** b and the probes' drift, b fitted on",
+        "  x1-lease-7 and -8 (above), the later leases held out;",
         "- before x1-lease-9 the fake all-to-all left its output as the fresh buffer held, so problems that size",
         "  their work from exchanged counts (49-51, 61, 64, 66, 68, 70, 81, 85) either failed or ran on garbage",
         "  sizes (85 at world 2: 27.7 ms on x1-lease-8, 1.9 ms with the fill). The fill's own host work (one to",
