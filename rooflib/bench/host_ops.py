@@ -1,6 +1,8 @@
-"""More ``op`` cases of the ``host`` family: the aten ops ParallelKernelBench's references dispatch most (by host
-time in their traces), each called alone on tiny tensors, so that their host cost is measured, not assumed to be
-an elementwise kernel's.
+"""The ``op`` cases of the ``host`` family (:mod:`rooflib.bench.host_worker` times them): one eager call each
+on tiny tensors. :data:`OP_CASES` are the calls programs write most (elementwise, row ops, cuBLAS, attention,
+views, and three compositions held out as checks); :data:`PKB_CASES` the aten ops ParallelKernelBench's
+references dispatch most (by host time in their traces), each called alone so that their host cost is measured,
+not assumed to be an elementwise kernel's.
 
 Each case names the aten op one call dispatches (as ``rooflib trace`` records it); ``triton`` is one launch of a
 one-block Triton kernel (the cost of the Python launcher, charged to every traced ``triton.<kernel>``), present
@@ -17,7 +19,76 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PKB_CASES", "SYNC_CASES", "pkb_cases"]
+__all__ = ["OP_CASES", "PKB_CASES", "SYNC_CASES", "op_cases", "pkb_cases"]
+
+OP_CASES: dict[str, tuple[str, ...]] = {
+    "add": ("aten.add",),
+    "mul_scalar": ("aten.mul",),
+    "gelu": ("aten.gelu",),
+    "silu": ("aten.silu",),
+    "tanh": ("aten.tanh",),
+    "div": ("aten.div",),
+    "cast": ("aten._to_copy",),
+    "softmax": ("aten._softmax",),
+    "log_softmax": ("aten._log_softmax",),
+    "sum_dim": ("aten.sum",),
+    "topk": ("aten.topk",),
+    "nll_loss": ("aten.nll_loss_forward",),
+    "mm": ("aten.mm",),
+    "gemv": ("aten.mm",),
+    "sdpa": ("aten.scaled_dot_product_attention",),
+    "view": ("aten.view",),
+    "transpose": ("aten.transpose",),
+    "reshape": ("aten.view",),
+    "split": ("aten.split_with_sizes",),
+    "matmul3d": ("aten.view", "aten.mm", "aten._unsafe_view"),
+    "cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward"),
+    "chain": ("aten.mul", "aten.add", "aten.silu", "aten.mul", "aten.tanh", "aten.add"),
+}
+"""Each ``op`` case and the aten ops one call of it dispatches (as ``rooflib trace`` records them)."""
+
+
+def op_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
+    """The calls of :data:`OP_CASES` on tiny tensors of ``dev`` (bf16 on the GPU, fp32 on the CPU)."""
+    import torch.nn.functional as F
+
+    from rooflib.bench.programs import elementwise_chain
+
+    dt = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    a, b = torch.randn(256, device=dev, dtype=dt), torch.randn(256, device=dev, dtype=dt)
+    rows = torch.randn(4, 64, device=dev, dtype=torch.float32)
+    logp = torch.log_softmax(rows, dim=-1)
+    target = torch.randint(0, 64, (4,), device=dev)
+    m1, m2 = torch.randn(64, 64, device=dev, dtype=dt), torch.randn(64, 64, device=dev, dtype=dt)
+    v1, w1 = torch.randn(1, 1024, device=dev, dtype=dt), torch.randn(1024, 1024, device=dev, dtype=dt)
+    x3 = torch.randn(1, 8, 64, device=dev, dtype=dt)
+    q = torch.randn(1, 2, 64, 64, device=dev, dtype=dt)
+    cases: dict[str, Callable[[], Any]] = {
+        "add": lambda: a + b,
+        "mul_scalar": lambda: a * 0.5,
+        "gelu": lambda: F.gelu(a, approximate="tanh"),
+        "silu": lambda: F.silu(a),
+        "tanh": lambda: torch.tanh(a),
+        "div": lambda: a / b,
+        "cast": lambda: a.float(),
+        "softmax": lambda: torch.softmax(rows, dim=-1),
+        "log_softmax": lambda: F.log_softmax(rows, dim=-1),
+        "sum_dim": lambda: rows.sum(dim=-1, keepdim=True),
+        "topk": lambda: torch.topk(rows, 2, dim=-1),
+        "nll_loss": lambda: F.nll_loss(logp, target),
+        "mm": lambda: m1 @ m2,
+        "gemv": lambda: v1 @ w1,
+        "sdpa": lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True),
+        "view": lambda: m1.view(16, 256),
+        "transpose": lambda: m1.transpose(0, 1),
+        "reshape": lambda: m1.reshape(4096),
+        "split": lambda: m1.split([32, 16, 16], dim=-1),
+        "matmul3d": lambda: x3 @ m2,
+        "cross_entropy": lambda: F.cross_entropy(rows, target),
+        "chain": lambda: elementwise_chain(a, b),
+    }
+    return cases
+
 
 PKB_CASES: dict[str, tuple[str, ...]] = {
     "mul": ("aten.mul",),

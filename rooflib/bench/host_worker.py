@@ -16,14 +16,15 @@ final synchronisation over its calls:
 - ``graph``: a captured CUDA graph of ``nodes`` tiny kernels (1 to 1000) replayed back to back: ``host_s`` per
   replay (``HostSpec.graph_launch`` at one node), ``device_s`` per replay (its slope in ``nodes`` is the gap
   between kernels of a graph, ``HostSpec.graph_node``);
-- ``op`` (one record per ``op``, with the ``aten`` ops it dispatches): one eager PyTorch call as programs write
-  it, on tiny tensors so the host bounds it (``HostSpec.ops``, by aten name): out-of-place ops that allocate
-  (``add``, ``mul`` by a scalar, ``gelu``, ``silu``, ``tanh``, ``div``, the ``float`` cast), row ops
-  (``softmax``, ``log_softmax``, ``sum`` over a dim, ``topk``, ``nll_loss``), cuBLAS (``mm`` 64 x 64 x 64 and
-  a 1 x 1024 x 1024 GEMV), causal ``sdpa``, views that launch nothing (``view``, ``transpose``, ``reshape``,
-  ``split``: ``HostSpec.view``); and compositions the single ops predict, as held-out checks: a 3-D
-  ``matmul`` (two views around an mm), ``cross_entropy`` (log-softmax then NLL) and ``chain`` (the six-op
-  elementwise chain of :mod:`rooflib.bench.programs`, ``calls`` counting chains);
+- ``op`` (one record per ``op``, with the ``aten`` ops it dispatches; the cases are in
+  :mod:`rooflib.bench.host_ops`): one eager PyTorch call as programs write it, on tiny tensors so the host
+  bounds it (``HostSpec.ops``, by aten name): out-of-place ops that allocate (``add``, ``mul`` by a scalar,
+  ``gelu``, ``silu``, ``tanh``, ``div``, the ``float`` cast), row ops (``softmax``, ``log_softmax``, ``sum``
+  over a dim, ``topk``, ``nll_loss``), cuBLAS (``mm`` 64 x 64 x 64 and a 1 x 1024 x 1024 GEMV), causal
+  ``sdpa``, views that launch nothing (``view``, ``transpose``, ``reshape``, ``split``: ``HostSpec.view``);
+  and compositions the single ops predict, as held-out checks: a 3-D ``matmul`` (two views around an mm),
+  ``cross_entropy`` (log-softmax then NLL) and ``chain`` (the six-op elementwise chain of
+  :mod:`rooflib.bench.programs`, ``calls`` counting chains);
 - ``mix`` (after the ``op`` cases): every ``op`` case that neither waits nor composes others, once each per round
   in a fixed order, as a program mixes different ops: ``host_s`` per round against ``alone_s``, the sum of the
   same cases' own-loop figures (``ratio``: what mixing costs over the tight loops' figures);
@@ -60,7 +61,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rooflib.bench.host_ops import PKB_CASES, SYNC_CASES, pkb_cases
+from rooflib.bench.host_ops import OP_CASES, PKB_CASES, SYNC_CASES, op_cases, pkb_cases
 from rooflib.bench.torch_common import Clocks, Sink, finish, meta_record
 from rooflib.bench.torch_timing import host_probe, stats
 from rooflib.conventions import MULTICAST_OFF
@@ -151,75 +152,6 @@ def _local(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: C
     if cuda:
         _graphs(torch, dev, sink, args, clocks)
         _profiled(torch, dev, sink, args, clocks)
-
-
-OP_CASES: dict[str, tuple[str, ...]] = {
-    "add": ("aten.add",),
-    "mul_scalar": ("aten.mul",),
-    "gelu": ("aten.gelu",),
-    "silu": ("aten.silu",),
-    "tanh": ("aten.tanh",),
-    "div": ("aten.div",),
-    "cast": ("aten._to_copy",),
-    "softmax": ("aten._softmax",),
-    "log_softmax": ("aten._log_softmax",),
-    "sum_dim": ("aten.sum",),
-    "topk": ("aten.topk",),
-    "nll_loss": ("aten.nll_loss_forward",),
-    "mm": ("aten.mm",),
-    "gemv": ("aten.mm",),
-    "sdpa": ("aten.scaled_dot_product_attention",),
-    "view": ("aten.view",),
-    "transpose": ("aten.transpose",),
-    "reshape": ("aten.view",),
-    "split": ("aten.split_with_sizes",),
-    "matmul3d": ("aten.view", "aten.mm", "aten._unsafe_view"),
-    "cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward"),
-    "chain": ("aten.mul", "aten.add", "aten.silu", "aten.mul", "aten.tanh", "aten.add"),
-}
-"""Each ``op`` case and the aten ops one call of it dispatches (as ``rooflib trace`` records them)."""
-
-
-def op_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
-    """The calls of :data:`OP_CASES` on tiny tensors of ``dev`` (bf16 on the GPU, fp32 on the CPU)."""
-    import torch.nn.functional as F
-
-    from rooflib.bench.programs import elementwise_chain
-
-    dt = torch.bfloat16 if dev.type == "cuda" else torch.float32
-    a, b = torch.randn(256, device=dev, dtype=dt), torch.randn(256, device=dev, dtype=dt)
-    rows = torch.randn(4, 64, device=dev, dtype=torch.float32)
-    logp = torch.log_softmax(rows, dim=-1)
-    target = torch.randint(0, 64, (4,), device=dev)
-    m1, m2 = torch.randn(64, 64, device=dev, dtype=dt), torch.randn(64, 64, device=dev, dtype=dt)
-    v1, w1 = torch.randn(1, 1024, device=dev, dtype=dt), torch.randn(1024, 1024, device=dev, dtype=dt)
-    x3 = torch.randn(1, 8, 64, device=dev, dtype=dt)
-    q = torch.randn(1, 2, 64, 64, device=dev, dtype=dt)
-    cases: dict[str, Callable[[], Any]] = {
-        "add": lambda: a + b,
-        "mul_scalar": lambda: a * 0.5,
-        "gelu": lambda: F.gelu(a, approximate="tanh"),
-        "silu": lambda: F.silu(a),
-        "tanh": lambda: torch.tanh(a),
-        "div": lambda: a / b,
-        "cast": lambda: a.float(),
-        "softmax": lambda: torch.softmax(rows, dim=-1),
-        "log_softmax": lambda: F.log_softmax(rows, dim=-1),
-        "sum_dim": lambda: rows.sum(dim=-1, keepdim=True),
-        "topk": lambda: torch.topk(rows, 2, dim=-1),
-        "nll_loss": lambda: F.nll_loss(logp, target),
-        "mm": lambda: m1 @ m2,
-        "gemv": lambda: v1 @ w1,
-        "sdpa": lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True),
-        "view": lambda: m1.view(16, 256),
-        "transpose": lambda: m1.transpose(0, 1),
-        "reshape": lambda: m1.reshape(4096),
-        "split": lambda: m1.split([32, 16, 16], dim=-1),
-        "matmul3d": lambda: x3 @ m2,
-        "cross_entropy": lambda: F.cross_entropy(rows, target),
-        "chain": lambda: elementwise_chain(a, b),
-    }
-    return cases
 
 
 def _op_record(
