@@ -122,28 +122,6 @@ _WRAPPED: dict[str, Callable[[Any, Mapping[str, Any]], tuple[dict[str, Any], Any
 }
 
 
-def _a2a_in_one_copy(args: Mapping[str, Any], size: int, rank: int) -> bool:
-    """The all-to-all rule of :mod:`rooflib.trace.values` (every output chunk is the chunk this rank sends
-    itself) as one broadcast copy, where the output holds exactly ``size`` such chunks (always, once the split
-    sizes were exchanged symmetrically): one dispatch instead of about six per chunk. False where it does not
-    apply (the caller then uses the chunk-by-chunk rule)."""
-    x, out, splits = args["input"], args["output"], args.get("input_split_sizes")
-    if splits:
-        start = sum(int(v) for v in splits[:rank])
-        if rank >= len(splits):
-            return False
-        chunk = x.narrow(0, start, int(splits[rank]))
-    elif x.shape and x.shape[0] % size == 0:
-        chunk = x.narrow(0, x.shape[0] // size * rank, x.shape[0] // size)
-    else:
-        return False
-    if chunk.dtype != out.dtype or not out.is_contiguous() or out.numel() != size * chunk.numel():
-        return False
-    if chunk.numel():
-        out.view(size, chunk.numel()).copy_(chunk.reshape(1, -1).expand(size, -1))
-    return True
-
-
 class _Group:
     """What :func:`rooflib.trace.values.fill_outputs` asks of a recorder: the group's size and this rank in it."""
 
@@ -184,9 +162,7 @@ def install(torch: Any, dist: Any) -> tuple[Fills, Callable[[], None]]:
             args, outputs, rule = _shape(dist, b)
             if uneven or any(_is_int(torch, t) for t in _tensors(outputs)):
                 t0 = time.perf_counter()
-                g = group.convert(b.get("group"))
-                if not (rule == "alltoall_base_" and _a2a_in_one_copy(args, g.size, g.rank)):
-                    values.fill_outputs(torch, rule, {**args, "group": b.get("group")}, None, group)
+                values.fill_outputs(torch, rule, {**args, "group": b.get("group")}, None, group)
                 fills.count += 1
                 fills.seconds += time.perf_counter() - t0
             return out

@@ -82,23 +82,3 @@ def test_restore_puts_the_originals_back() -> None:
     finally:
         dist.destroy_process_group()
 
-
-def test_the_one_copy_all_to_all_fills_as_the_trace_s_rule_does(fake_world: Any) -> None:
-    from rooflib.bench.pkb_symmetric import _a2a_in_one_copy
-    from rooflib.trace.values import fill_outputs
-
-    class Group:
-        def convert(self, _: Any) -> Any:
-            return type("G", (), {"size": 4, "rank": 2})
-
-    gen = torch.Generator().manual_seed(3)
-    for splits in ([2, 3, 4, 1], None, [0, 1, 0, 5]):
-        x = torch.randint(0, 100, (sum(splits) if splits else 12, 3), generator=gen)
-        part = (splits[2] if splits else 3) * 4
-        fast, slow = torch.full((part, 3), -1), torch.full((part, 3), -1)
-        args = {"input": x, "input_split_sizes": splits, "output_split_sizes": None}
-        assert _a2a_in_one_copy({**args, "output": fast}, 4, 2)
-        fill_outputs(torch, "alltoall_base_", {**args, "output": slow}, None, Group())
-        assert torch.equal(fast, slow)
-    # an output that does not hold four such chunks is left to the chunk-by-chunk rule
-    assert not _a2a_in_one_copy({"input": torch.arange(8), "output": torch.empty(5, dtype=torch.long)}, 4, 2)
