@@ -99,13 +99,13 @@ def _host_records(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for f in sorted(run.glob("host*.jsonl")) for line in f.read_text().splitlines()]
 
 
-def _lease_system(system: Any, run: Path) -> Any:
-    """``system`` with its device's host figures replaced by those measured in ``run`` (host*.jsonl)."""
+def _lease_system(system: Any, run: Path, recs: list[dict[str, Any]]) -> Any:
+    """``system`` with its device's host figures replaced by those measured in ``run`` (``recs``: its host*.jsonl)."""
     import dataclasses
 
     from rooflib.calibrate.host import lease_host
 
-    host = lease_host(system.device.host, _host_records(run), f"measured: rooflib bench host, same lease ({run.name})")
+    host = lease_host(system.device.host, recs, f"measured: rooflib bench host, same lease ({run.name})")
     return dataclasses.replace(system, device=system.device.model_copy(update={"host": host}))
 
 
@@ -201,7 +201,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
     leases: dict[str, Any] = {}
     for run in sorted((p for p in runs.glob("x1-lease*") if p.is_dir()), key=lambda p: (len(p.name), p.name)):
         recs = _host_records(run)
-        lease = _lease_system(h200, run)
+        lease = _lease_system(h200, run, recs)
         leases[run.name] = {"system": lease, "mix": mix_ratio(recs), "probe": probe_reference(recs)}
         for label, rec in _lease_points(run):
             key = (int(rec["id"]), int(rec["world"]))

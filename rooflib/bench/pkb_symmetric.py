@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from rooflib.trace import values
@@ -130,7 +131,7 @@ class _Group:
 
     def convert(self, group: Any) -> Any:
         size, rank = self.dist.get_world_size(group), self.dist.get_rank(group)
-        return type("G", (), {"size": size, "rank": max(rank, 0)})
+        return SimpleNamespace(size=size, rank=max(rank, 0))
 
 
 def install(torch: Any, dist: Any) -> tuple[Fills, Callable[[], None]]:
