@@ -208,7 +208,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
             row = {"problem": rec["problem"], "id": rec["id"], "world": rec["world"], "run": label}
             row.update(lease=run.name, rec=rec, measured_s=rec["time_s"], host_s=rec.get("host_s"))
             row.update(host_waits=rec.get("host_waits"), verified=rec.get("verified"), fills=rec.get("fills"))
-            row["mix_ratio"] = leases[run.name]["mix"]
+            row["mix_ratio"], row["probe_s"] = leases[run.name]["mix"], rec.get("probe_s")
             iteration = lease.device.host.iteration
             row["iteration_s"] = iteration.value if iteration is not None else None
             try:
@@ -276,6 +276,34 @@ def _loop_check(rows: list[dict[str, Any]]) -> str:
         return "no points"
     q = statistics.quantiles(ratio, n=4)
     return f"{len(ratio)} host-bound points without a wait, quartiles {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f}"
+
+
+def _repeat_check(rows: list[dict[str, Any]]) -> str:
+    """Per lease with a second pass: how far the second pass's time is from the first's (exp of the median
+    |log ratio|, less 1), and, where both passes probed the host, the correlation of the time's log ratio with
+    the probe's and how far time over probe moves."""
+    import math
+
+    first = {(r["lease"], r["id"], r["world"]): r for r in rows if not r["run"].endswith("(repeat)")}
+    out = []
+    for lease in sorted({r["lease"] for r in rows if r["run"].endswith("(repeat)")}, key=_run_order):
+        pairs = [
+            (first[(lease, r["id"], r["world"])], r)
+            for r in rows
+            if r["lease"] == lease and r["run"].endswith("(repeat)") and (lease, r["id"], r["world"]) in first
+        ]
+        t = [math.log(b["measured_s"] / a["measured_s"]) for a, b in pairs]
+        text = f"{lease}: {len(t)} points {100 * (math.exp(statistics.median(abs(x) for x in t)) - 1):.1f} % apart"
+        probed = [(a, b) for a, b in pairs if a.get("probe_s") and b.get("probe_s")]
+        if len(probed) > 2:
+            tt = [math.log(b["measured_s"] / a["measured_s"]) for a, b in probed]
+            pp = [math.log(b["probe_s"] / a["probe_s"]) for a, b in probed]
+            rest = 100 * (math.exp(statistics.median(abs(x - y) for x, y in zip(tt, pp, strict=True))) - 1)
+            text += (
+                f", correlation with the probe {statistics.correlation(tt, pp):.2f}, time / probe {rest:.1f} % apart"
+            )
+        out.append(text)
+    return "; ".join(out) or "no second passes"
 
 
 def _per_lease(rows: list[dict[str, Any]]) -> str:
@@ -432,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         f"catalog's: {_summary(held_out, 'catalog_error')}",
         f"- host time per call: {_host_check(lease)}",
         f"- measured over (host per call, measured + the lease's loop iteration): {_loop_check(lease)}",
+        f"- the second pass against the first, same lease: {_repeat_check(lease)}",
         f"- the bound above a measured time: {sum(1 for r in lease if _above(r))} of {len(lease)} points",
         "- by run (same-lease host):",
         *_by_run([{**r, "error": r.get("lease_error")} for r in lease]),
@@ -445,10 +474,9 @@ def main(argv: list[str] | None = None) -> int:
         "above). The same-lease figures do not close the gap (they change which lease is too fast, not the shape).",
         "Measured effects (docs/validation/h200/runs/x1-host-mix, x1-host-mix-2, x1-host-loop; runs/x1-lease-7, -8):",
         "",
-        "- the lent host's speed moves within one call: the second pass of x1-lease-10, two to five minutes after",
-        "  the first, differs from it by a median 24 % per point (x1-lease-9: 28 %), up to 2x over stretches of",
-        "  consecutive problems. The probe before each problem moves with it (correlation 0.77 of the log ratios;",
-        "  time over probe differs by a median 13.5 % between the passes; x1-lease-11: 0.60 and 13.5 %), so the",
+        "- the lent host's speed moves within one call: a second pass, two to five minutes after the first,",
+        "  differs from it by the medians above (the second pass against the first), up to 2x over stretches of",
+        "  consecutive problems. The probe before each problem moves with it (the correlations above), so the",
         "  prediction scales the host's figures by the probes' drift from the host family's own probes. Over the",
         "  held-out leases the drift does not pay yet: it helps on x1-lease-10, hurts on -11 (whose reference is",
         "  two probes, 92 and 134 us; from -12 on a probe precedes every op case and their median is the",
