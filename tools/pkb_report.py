@@ -208,6 +208,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
             row = {"problem": rec["problem"], "id": rec["id"], "world": rec["world"], "run": label}
             row.update(lease=run.name, rec=rec, measured_s=rec["time_s"], host_s=rec.get("host_s"))
             row.update(host_waits=rec.get("host_waits"), verified=rec.get("verified"), fills=rec.get("fills"))
+            row["fill_s"] = rec.get("fill_s")
             row["mix_ratio"], row["probe_s"] = leases[run.name]["mix"], rec.get("probe_s")
             iteration = lease.device.host.iteration
             row["iteration_s"] = iteration.value if iteration is not None else None
@@ -302,6 +303,7 @@ def _repeat_check(rows: list[dict[str, Any]]) -> str:
             text += (
                 f", correlation with the probe {statistics.correlation(tt, pp):.2f}, time / probe {rest:.1f} % apart"
             )
+            text += f", probe {1e6 * statistics.median(float(a['probe_s']) for a, _ in probed):.0f} us (median)"
         out.append(text)
     return "; ".join(out) or "no second passes"
 
@@ -410,6 +412,11 @@ def main(argv: list[str] | None = None) -> int:
     lease_lines, lease, mix_b = lease_section(suite, out / "runs")
     fitted = [r for r in lease if r.get("program_error") is not None and r["lease"] in FIT_LEASES]
     held_out = [r for r in lease if r.get("program_error") is not None and r["lease"] not in FIT_LEASES]
+    filled = [r for r in held_out if r.get("fills")]
+    for r in filled:  # the fills are the single-GPU stand-in's host work, not the program's
+        rest = r["measured_s"] - float(r.get("fill_s") or 0.0)
+        r["unfilled_error"] = r["program_s"] / rest - 1.0 if rest > 0 else None
+    pinned = [r for r in held_out if r["lease"] == "x1-lease-15"]
     text = [
         "# ParallelKernelBench: predicted vs measured, and every problem on four systems",
         "",
@@ -436,7 +443,10 @@ def main(argv: list[str] | None = None) -> int:
         "filled as if every rank held rank 0's data, `rooflib.bench.pkb_symmetric`, so split sizes exchanged with",
         "an all-to-all are the trace's, not a fresh buffer's garbage); a problem whose CUDA error kills the process",
         "is recorded as skipped by the next attempt. x1-lease-11 and -12 run as -10 (from -12 on a probe also",
-        "precedes every op case of the host family), x1-lease-13 the same without the second pass.",
+        "precedes every op case of the host family), x1-lease-13 the same without the second pass. x1-lease-14 and",
+        "-15 (2026-12-01, session 9) run as -12, with all-to-all fills of one copy where every chunk has the",
+        "source's shape (`rooflib.trace.values.one_copy`); -15 runs every step pinned to one CPU (`PIN=3`,",
+        "`taskset`; its meta records say `cpu.usable: 1`).",
         "x1-lease-5 and -6 also profile every problem's host time op by op (`pkb-profile.jsonl`, `--mode profile`,",
         "run last) and measure the ops that size their output from values (nonzero, masked_select, boolean-mask",
         "indexing, unique, bincount, repeat_interleave: 28-71 us a call, each waiting for the device).",
@@ -458,6 +468,10 @@ def main(argv: list[str] | None = None) -> int:
         f"  - held out, the mix alone (no drift): {_summary(held_out, 'mix_error')}",
         f"  - the same held-out points with same-lease host: {_summary(held_out, 'lease_error')}; with the "
         f"catalog's: {_summary(held_out, 'catalog_error')}",
+        f"  - held out, the points whose collectives' outputs were filled (`fills`): "
+        f"{_summary(filled, 'program_error')}; against the measured time less the fills'"
+        f" own host seconds (`fill_s`): {_summary(filled, 'unfilled_error')}",
+        f"  - held out, the pinned lease (x1-lease-15): {_summary(pinned, 'program_error')}",
         f"- host time per call: {_host_check(lease)}",
         f"- measured over (host per call, measured + the lease's loop iteration): {_loop_check(lease)}",
         f"- the second pass against the first, same lease: {_repeat_check(lease)}",
@@ -474,6 +488,11 @@ def main(argv: list[str] | None = None) -> int:
         "above). The same-lease figures do not close the gap (they change which lease is too fast, not the shape).",
         "Measured effects (docs/validation/h200/runs/x1-host-mix, x1-host-mix-2, x1-host-loop; runs/x1-lease-7, -8):",
         "",
+        "- pinning the benchmark to one CPU steadies the lent host and speeds it up: on x1-lease-15 (`PIN=3`) the",
+        "  second pass is much closer to the first than on any unpinned lease (the second pass against the first,",
+        "  above), and its probes are faster than x1-lease-14's minutes earlier on the same kind of host (the",
+        "  probe's median there). The scheduler moving the one busy thread between CPUs is the largest",
+        "  part of the noise; PKB's own runs are not pinned;",
         "- the lent host's speed moves within one call: a second pass, two to five minutes after the first,",
         "  differs from it by the medians above (the second pass against the first), up to 2x over stretches of",
         "  consecutive problems. The probe before each problem moves with it (the correlations above), so the",

@@ -12,6 +12,8 @@
 #      problem's host time op by op under torch.profiler (last: the profiler slows later launches)
 # From the repository root there (PKB carried as .pkb, the pydantic wheels as .wheels):
 #   bash benchmarks/device/pkb_lease_h200.sh .pkb
+# PIN=CPU runs every step on that one CPU (taskset; the meta records' `cpu.usable` says 1): whether pinning the
+# host's one busy thread narrows how far a rerun moves (the lent host's speed moves within one call).
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -25,7 +27,7 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperatur
 step() {  # name, seconds, then worker arguments
   local name=$1 secs=$2; shift 2
   local start=$SECONDS
-  timeout -s INT "$secs" python3 -m "$@" --out "$out/$name.jsonl" >> "$out/$name.log" 2>&1
+  timeout -s INT "$secs" ${PIN:+taskset -c "$PIN"} python3 -m "$@" --out "$out/$name.jsonl" >> "$out/$name.log" 2>&1
   echo "== $name: exit $? in $((SECONDS - start)) s, $(grep -c '"record": "point"' "$out/$name.jsonl") points"
 }
 step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"

@@ -154,13 +154,19 @@ TILE = 1 << 20
 """Elements of the random block that fills a large input of a run with values (:func:`_tiled_randn`)."""
 TILED_ABOVE = 1 << 26
 """Inputs of more elements than this are tiled from one random block in a run with values."""
+LAZY_ABOVE = 1 << 30
+"""Inputs of more elements than this get only their first random block written in a run with values; the rest
+stays as the allocator maps it (untouched pages, zeros on Linux): a table of billions of elements (problem 68's
+embedding shard: 3.6e9 at world 8, 1.4e10 at world 2, more than this machine's memory) of which a program reads a
+few rows, so pages it never reads are never made. Its values past the first block are not random."""
 
 
 @contextlib.contextmanager
 def _tiled_randn(torch: Any) -> Iterator[None]:
     """``torch.randn`` for PKB's builder in a run with values (host tensors): a tensor of more than
     :data:`TILED_ABOVE` elements repeats one :data:`TILE`-element random block (a memory copy, not minutes of
-    normal draws on one core: problem 68 builds 3.6e9 elements); values stay standard-normal, only periodic."""
+    normal draws on one core); values stay standard-normal, only periodic. Above :data:`LAZY_ABOVE` only the
+    first block is written (problem 68 builds 3.6e9 to 1.4e10 elements and reads a few rows)."""
     orig = torch.randn
 
     def randn(*size: Any, **kw: Any) -> Any:
@@ -172,6 +178,9 @@ def _tiled_randn(torch: Any) -> Iterator[None]:
         block = orig(TILE, **kw)
         out = torch.empty(shape, **kw)
         flat, full = out.view(-1), n // TILE
+        if n > LAZY_ABOVE:
+            flat[:TILE].copy_(block)
+            return out.requires_grad_(grad)
         flat[: full * TILE].view(full, TILE).copy_(block)
         flat[full * TILE :].copy_(block[: n - full * TILE])
         return out.requires_grad_(grad)

@@ -44,7 +44,18 @@ def test_float_outputs_are_left_as_the_fake_group_leaves_them(fake_world: Any) -
     dist.all_to_all_single(out, x)
     dist.all_reduce(x)
     assert x.tolist() == [1.0] * 8  # not scaled: a float sum is not filled
-    assert fake_world.count == 0
+    assert fake_world.count == 0 and fake_world.seconds == 0.0  # straight to the fake call, no binding
+
+
+def test_plain_arguments_skip_the_wrapper_and_others_do_not() -> None:
+    from rooflib.bench.pkb_symmetric import _plain
+
+    f = torch.ones(4)
+    assert _plain(torch, (f, f), {"group": None})
+    assert _plain(torch, ([torch.ones(2), torch.ones(2)], torch.ones(2)), {})
+    assert not _plain(torch, (f, torch.ones(4, dtype=torch.long)), {})
+    assert not _plain(torch, ([torch.ones(2), torch.ones(3)], torch.ones(2)), {})  # uneven list all-gather
+    assert not _plain(torch, (), {"tensor": torch.zeros(1, dtype=torch.bool)})
 
 
 def test_integer_sums_scale_with_the_group_and_max_does_not(fake_world: Any) -> None:

@@ -133,3 +133,22 @@ def test_cli_json_one_problem() -> None:
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["pkb"]["problem"] == "1_allreduce" and d["bound_time_s"] <= d["baseline_time_s"]
+
+
+def test_large_random_inputs_are_tiled_and_huge_ones_written_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rooflib.trace import pkb
+
+    monkeypatch.setattr(pkb, "TILE", 8)
+    monkeypatch.setattr(pkb, "TILED_ABOVE", 20)
+    monkeypatch.setattr(pkb, "LAZY_ABOVE", 1000)
+    orig = torch.randn
+    with pkb._tiled_randn(torch):
+        small, tiled, huge = torch.randn(4, 5), torch.randn(5, 7), torch.randn(40, 50)
+    assert torch.randn is orig and small.shape == (4, 5)
+    flat = tiled.view(-1)
+    assert tiled.shape == (5, 7) and torch.equal(flat[8:16], flat[:8]) and torch.equal(flat[32:], flat[:3])
+    assert not torch.equal(flat[:8], torch.zeros(8))
+    assert huge.shape == (40, 50) and torch.isfinite(huge.view(-1)[:8]).all()
+    with pkb._tiled_randn(torch):
+        grad = torch.randn(40, 50, requires_grad=True)
+    assert grad.requires_grad
