@@ -113,6 +113,10 @@ FIT_LEASES = ("x1-lease-7", "x1-lease-8")
 """The leases whose problems fit the mix exponent (``_mix_exponent``); every later lease is held out."""
 
 
+PINNED = ("x1-lease-15", "x1-lease-16")
+"""The leases run pinned to one CPU (``PIN`` in benchmarks/device/pkb_lease_h200.sh)."""
+
+
 def _drift(rec: dict[str, Any], reference: float | None) -> float:
     """The host's speed around this problem over its speed while the host family ran: the mean of the probe
     before and after the problem over the family's probes (``torch_timing.host_probe``); 1 without probes."""
@@ -416,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in filled:  # the fills are the single-GPU stand-in's host work, not the program's
         rest = r["measured_s"] - float(r.get("fill_s") or 0.0)
         r["unfilled_error"] = r["program_s"] / rest - 1.0 if rest > 0 else None
-    pinned = [r for r in held_out if r["lease"] == "x1-lease-15"]
+    pinned = [r for r in held_out if r["lease"] in PINNED]
     text = [
         "# ParallelKernelBench: predicted vs measured, and every problem on four systems",
         "",
@@ -446,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
         "precedes every op case of the host family), x1-lease-13 the same without the second pass. x1-lease-14 and",
         "-15 (2026-12-01, session 9) run as -12, with all-to-all fills of one copy where every chunk has the",
         "source's shape (`rooflib.trace.values.one_copy`); -15 runs every step pinned to one CPU (`PIN=3`,",
-        "`taskset`; its meta records say `cpu.usable: 1`).",
+        "`taskset`; its meta records say `cpu.usable: 1`), and so does x1-lease-16 (`PIN=5`; its call ran out of",
+        "time at world 2, problem 67, and its second pass stopped at world 4, problem 67).",
         "x1-lease-5 and -6 also profile every problem's host time op by op (`pkb-profile.jsonl`, `--mode profile`,",
         "run last) and measure the ops that size their output from values (nonzero, masked_select, boolean-mask",
         "indexing, unique, bincount, repeat_interleave: 28-71 us a call, each waiting for the device).",
@@ -471,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  - held out, the points whose collectives' outputs were filled (`fills`): "
         f"{_summary(filled, 'program_error')}; against the measured time less the fills'"
         f" own host seconds (`fill_s`): {_summary(filled, 'unfilled_error')}",
-        f"  - held out, the pinned lease (x1-lease-15): {_summary(pinned, 'program_error')}",
+        f"  - held out, the pinned leases ({', '.join(PINNED)}): {_summary(pinned, 'program_error')}",
         f"- host time per call: {_host_check(lease)}",
         f"- measured over (host per call, measured + the lease's loop iteration): {_loop_check(lease)}",
         f"- the second pass against the first, same lease: {_repeat_check(lease)}",
@@ -488,11 +493,12 @@ def main(argv: list[str] | None = None) -> int:
         "above). The same-lease figures do not close the gap (they change which lease is too fast, not the shape).",
         "Measured effects (docs/validation/h200/runs/x1-host-mix, x1-host-mix-2, x1-host-loop; runs/x1-lease-7, -8):",
         "",
-        "- pinning the benchmark to one CPU steadies the lent host and speeds it up: on x1-lease-15 (`PIN=3`) the",
-        "  second pass is much closer to the first than on any unpinned lease (the second pass against the first,",
-        "  above), and its probes are faster than x1-lease-14's minutes earlier on the same kind of host (the",
-        "  probe's median there). The scheduler moving the one busy thread between CPUs is the largest",
-        "  part of the noise; PKB's own runs are not pinned;",
+        "- pinning the benchmark to one CPU does not by itself steady the lent host: x1-lease-15 (`PIN=3`) had",
+        "  its second pass 6.7 % from the first and probes of 62 us, the quietest lease yet, but x1-lease-16",
+        "  (`PIN=5`, minutes later) was as noisy as the unpinned leases (the second pass against the first,",
+        "  above), with probes as slow. On both pinned leases time over probe moved less between passes than on",
+        "  any unpinned one: the probe follows a pinned process's host speed more closely. PKB's own runs are",
+        "  not pinned;",
         "- the lent host's speed moves within one call: a second pass, two to five minutes after the first,",
         "  differs from it by the medians above (the second pass against the first), up to 2x over stretches of",
         "  consecutive problems. The probe before each problem moves with it (the correlations above), so the",
