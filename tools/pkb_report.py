@@ -113,10 +113,6 @@ FIT_LEASES = ("x1-lease-7", "x1-lease-8")
 """The leases whose problems fit the mix exponent (``_mix_exponent``); every later lease is held out."""
 
 
-PINNED = ("x1-lease-15", "x1-lease-16")
-"""The leases run pinned to one CPU (``PIN`` in benchmarks/device/pkb_lease_h200.sh)."""
-
-
 def _drift(rec: dict[str, Any], reference: float | None) -> float:
     """The host's speed around this problem over its speed while the host family ran: the mean of the probe
     before and after the problem over the family's probes (``torch_timing.host_probe``); 1 without probes."""
@@ -186,6 +182,15 @@ def _lease_points(run: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _pinned(run: Path) -> bool:
+    """Whether the lease's problems ran pinned to one CPU (``PIN`` in benchmarks/device/pkb_lease_h200.sh): its
+    pkb-local meta record's ``cpu.usable`` is 1."""
+    path = run / "pkb-local.jsonl"
+    first = path.read_text().split("\n", 1)[0] if path.exists() else ""
+    meta = json.loads(first) if first else {}
+    return meta.get("record") == "meta" and (meta.get("cpu") or {}).get("usable") == 1
+
+
 def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any]], float | None]:
     """The runs made with benchmarks/device/pkb_lease_h200.sh (runs/x1-lease*/): each problem predicted with the
     host figures measured on the same lease minutes before it, with the catalog's, and (leases with a mix
@@ -207,12 +212,13 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
         recs = _host_records(run)
         lease = _lease_system(h200, run, recs)
         leases[run.name] = {"system": lease, "mix": mix_ratio(recs), "probe": probe_reference(recs)}
+        pinned = _pinned(run)
         for label, rec in _lease_points(run):
             key = (int(rec["id"]), int(rec["world"]))
             row = {"problem": rec["problem"], "id": rec["id"], "world": rec["world"], "run": label}
             row.update(lease=run.name, rec=rec, measured_s=rec["time_s"], host_s=rec.get("host_s"))
             row.update(host_waits=rec.get("host_waits"), verified=rec.get("verified"), fills=rec.get("fills"))
-            row["fill_s"] = rec.get("fill_s")
+            row["fill_s"], row["pinned"] = rec.get("fill_s"), pinned
             row["mix_ratio"], row["probe_s"] = leases[run.name]["mix"], rec.get("probe_s")
             iteration = lease.device.host.iteration
             row["iteration_s"] = iteration.value if iteration is not None else None
@@ -420,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in filled:  # the fills are the single-GPU stand-in's host work, not the program's
         rest = r["measured_s"] - float(r.get("fill_s") or 0.0)
         r["unfilled_error"] = r["program_s"] / rest - 1.0 if rest > 0 else None
-    pinned = [r for r in held_out if r["lease"] in PINNED]
+    pinned = [r for r in held_out if r.get("pinned")]
+    pinned_runs = sorted({r["lease"] for r in pinned}, key=_run_order)
     text = [
         "# ParallelKernelBench: predicted vs measured, and every problem on four systems",
         "",
@@ -476,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  - held out, the points whose collectives' outputs were filled (`fills`): "
         f"{_summary(filled, 'program_error')}; against the measured time less the fills'"
         f" own host seconds (`fill_s`): {_summary(filled, 'unfilled_error')}",
-        f"  - held out, the pinned leases ({', '.join(PINNED)}): {_summary(pinned, 'program_error')}",
+        f"  - held out, the pinned leases ({', '.join(pinned_runs) or 'none'}): {_summary(pinned, 'program_error')}",
         f"- host time per call: {_host_check(lease)}",
         f"- measured over (host per call, measured + the lease's loop iteration): {_loop_check(lease)}",
         f"- the second pass against the first, same lease: {_repeat_check(lease)}",

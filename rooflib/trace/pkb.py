@@ -180,9 +180,9 @@ def _tiled_randn(torch: Any) -> Iterator[None]:
         flat, full = out.view(-1), n // TILE
         if n > LAZY_ABOVE:
             flat[:TILE].copy_(block)
-            return out.requires_grad_(grad)
-        flat[: full * TILE].view(full, TILE).copy_(block)
-        flat[full * TILE :].copy_(block[: n - full * TILE])
+        else:
+            flat[: full * TILE].view(full, TILE).copy_(block)
+            flat[full * TILE :].copy_(block[: n - full * TILE])
         return out.requires_grad_(grad)
 
     torch.randn = randn
