@@ -26,7 +26,7 @@ import yaml
 
 from rooflib.bench.aiconfigurator_import import _data_root, table_paths
 from rooflib.bench.aiconfigurator_tables import read_nccl_table
-from rooflib.calibrate.library_tables import fit_library_tables
+from rooflib.calibrate.library_tables import fit_library_tables, nccl_tuning_held
 from rooflib.specs import load_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def fit(data: Path) -> dict[str, dict[str, Any]]:
             rows, vers = nccl_rows(data / aic)
             versions.update(vers)
             datasets.append((load_system(catalog, gpus=int(rows["gpus"].max())), rows))
-        result = fit_library_tables(datasets, source_of(aics, sorted(versions)))
+        result = fit_library_tables(datasets, source_of(aics, sorted(versions)), held=nccl_tuning_held())
         sys.stdout.write(f"{lib}: {result.n} rows, fit median {result.median_abs_pct:.1f} %\n")
         out[lib] = result.overrides
     for key in ("library.nvls_efficiency", "library.algorithm_latency.nvls"):  # no NVLS on NVSwitch gen2

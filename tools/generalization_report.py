@@ -52,6 +52,19 @@ BEFORE = {  # the datasheet catalog before the fitted library defaults (commit a
     "B200": (23.7, 43.7, -8.7),
     "GB200": (23.5, 40.0, -0.3),
 }
+BEFORE_GEMM = {  # the GEMM model before the fitted tile-choice figures (commit a7c3237's report): median, p90, bias
+    ("A100", "bf16"): (44.9, 85.5, -13.3),
+    ("H100", "bf16"): (29.0, 77.9, -24.2),
+    ("H100", "fp8"): (68.9, 97.2, -68.9),
+    ("H200", "bf16"): (11.8, 34.0, 10.8),
+    ("H200", "fp8"): (44.7, 74.5, -44.7),
+    ("B200", "bf16"): (41.6, 85.7, -39.9),
+    ("B200", "fp4"): (83.7, 98.6, -83.7),
+    ("B200", "fp8"): (84.4, 98.7, -84.4),
+    ("GB200", "bf16"): (41.0, 87.1, -39.3),
+    ("GB200", "fp4"): (83.5, 98.6, -83.5),
+    ("GB200", "fp8"): (84.4, 98.8, -84.4),
+}
 BEFORE_PROFILE_X8 = 51.1  # h200-x2 on the H200 8-GPU tables before (median %)
 
 
@@ -246,14 +259,17 @@ def _profile_table(nccl: pd.DataFrame) -> list[str]:
 def _gemm_tables(gemm: pd.DataFrame) -> tuple[list[str], list[str]]:
     s = _order(summarise(gemm, ["system", "dtype"]))
     top = [
-        "| system | GEMM table | dtype | n | median | p90 | bias |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+        "| system | role | GEMM table | dtype | n | median | p90 | bias | before: median / p90 / bias |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in s.itertuples():
         table = gemm[gemm["system"] == r.system]["table"].iloc[0]
+        role = "test set: never fitted" if r.system in ("B200", "GB200") else "fit set"
+        before = BEFORE_GEMM.get((str(r.system), str(r.dtype)))
+        was = "-" if before is None else f"{_pct(before[0])} / {_pct(before[1])} / {_signed(before[2])}"
         top.append(
-            f"| {r.system} | `{table}` | {r.dtype} | {r.n} | {_pct(r.median_abs_pct)} | {_pct(r.p90_abs_pct)} | "
-            f"{_signed(r.bias_pct)} |"
+            f"| {r.system} | {role} | `{table}` | {r.dtype} | {r.n} | {_pct(r.median_abs_pct)} | "
+            f"{_pct(r.p90_abs_pct)} | {_signed(r.bias_pct)} | {was} |"
         )
     c = summarise(gemm, ["system", "dtype", "class"])
     head = " | ".join(f"{k}" for k in GEMM_CLASSES)
@@ -362,7 +378,11 @@ def render(
         "count per op (`rank_efficiency`, 1 at 8 ranks) and a per-transfer message-size curve. Blackwell takes",
         "Hopper's dimensionless figures, host call and kernel start; its per-step latencies stay NCCL's tuning",
         "figures (the B200 tables measure 1.5x Hopper's latency at the same NCCL version: no datasheet figure",
-        "predicts that), its NVLS figures the NVL72-derived ones.",
+        "predicts that), its NVLS figures the NVL72-derived ones. Every fit holds NVLS's base latency at NCCL's own",
+        "figure (8 us, `nccl-tuning`; `rooflib.calibrate.library_tables.nccl_tuning_held`): NCCL picks NVLS for",
+        "small messages only at 8 GPUs, so rows of 2 and 4 GPUs cannot fix it, and fitted on them it went to 1-2 us",
+        "and predicted 8 GPUs 14-17 % median (the leave-GPU-count-out rows of commit 35540b1). That choice was made",
+        "after seeing those rows: the 8-GPU figures below are not blind to it.",
         "",
         "## NCCL, per system",
         "",
@@ -407,10 +427,17 @@ def render(
         "",
         *top,
         "",
-        "The fastest measured GEMM of each dtype is the table's floor: about 2 us for bf16 (a CUDA graph node), 6-12",
-        "us for fp8 and nvfp4, whose rows include the activation quantisation kernels the model does not count; that",
-        "floor dominates the small shapes. `rooflib validate` on an imported folder adds the device's `kernel_launch`",
-        "(4 us) to every GEMM, as it does for `rooflib bench` rows timed one launch each; this report does not.",
+        "The model (`rooflib.compute.gemm_plan`): every device chooses its tile and split-K factor per shape among",
+        "the 69 tiles cuBLAS was seen to use on an H200, with per-tile FLOP and operand limits, an output-tile rate,",
+        "split-K partial sums at their own rate, fixed costs per unit, kernel and reduction, the memory side at the",
+        "HBM rate, and (fp8, nvfp4) TRT-LLM's activation quantisation, which these tables time with the GEMM (its",
+        "fastest fp8 row is about 12 us against 2.5 us in bf16). A100 and H100 figures are fitted on their own table,",
+        "the H200 keeps the block fitted on rooflib's own H200 runs plus the quantisation time fitted on its table,",
+        "and the B200 and GB200 carry only the median of the fits' portable forms (efficiencies; rates as bytes per",
+        "bf16 FLOP of the datasheet peak; fixed times): `python tools/fit_gemm_defaults.py --data ... --write`. The",
+        "*before* column is the model of commit a7c3237 (one datasheet tile off the H200, no quantisation cost).",
+        "`rooflib validate` on an imported folder predicts its GEMM rows the same way (no launch for the tables'",
+        "CUDA-graph rows).",
         "",
         "Per shape class (median / p90 / bias, n): skinny `m <= 64`; `m = 128j + 1` (m > 128: one row past a",
         "128-row tile); split-K-like `k >= 8 max(m, n)`; large: m, n, k >= 1024; a shape takes the first class",

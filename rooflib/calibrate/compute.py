@@ -310,7 +310,7 @@ def fit_compute(
     if not gemm_rows.empty:
         gemm_model, efficiency = fit_gemm(base, mem_spec, gemm_rows, source)
         models["gemm"] = gemm_model
-        compute["gemm"] = gemm_model.model_dump(mode="json")
+        compute["gemm"] = gemm_model.model_dump(mode="json", exclude_unset=True)  # the fields it fits
     att_rows = fitted[fitted["op"] == "attention"]
     if not att_rows.empty:
         att = fit_attention(base, mem_spec, att_rows, source, **models)

@@ -38,7 +38,7 @@ from rooflib.specs.catalog import validate
 from rooflib.specs.figures import log_interp
 from rooflib.specs.resolve import System
 
-__all__ = ["RANKS", "TableFit", "apply_library", "fit_library_tables"]
+__all__ = ["RANKS", "TableFit", "apply_library", "fit_library_tables", "nccl_tuning_held"]
 
 FloatArray = npt.NDArray[np.float64]
 PROTOCOLS = ("ll", "ll128", "simple")
@@ -216,8 +216,32 @@ def _us(v: float) -> str:
     return f"{v * 1e6:.4g} us"
 
 
+HELD = {"algorithm_latency.nvls": 4}  # figures a fit may hold instead of fitting: their index in the vector
+
+
+_HELD_NOTE = "held at this figure by the fit, not fitted (rooflib.calibrate.library_tables.nccl_tuning_held)"
+
+
+def nccl_tuning_held() -> dict[str, tuple[float, str]]:
+    """The figures fits hold at NCCL's own tuning figures: NVLS's base latency (the catalog library figure sourced
+    ``nccl-tuning``). Fitted on 2 and 4 GPUs it went to 1-2 us, where NCCL does not pick NVLS for small messages,
+    and 8 GPUs, where it does, came out 14-17 % median; held, 8-13 %."""
+    from rooflib.specs import default_catalog
+
+    catalog = default_catalog()
+    for name in catalog.names("library"):
+        fig = catalog.library(name).algorithm_latency.get("nvls")
+        if fig is not None and fig.source == "nccl-tuning":
+            return {"algorithm_latency.nvls": (fig.value, "nccl-tuning")}
+    return {}
+
+
 def fit_library_tables(
-    datasets: Sequence[tuple[System, pd.DataFrame]], source: str, *, max_nfev: int = 300
+    datasets: Sequence[tuple[System, pd.DataFrame]],
+    source: str,
+    *,
+    max_nfev: int = 300,
+    held: dict[str, tuple[float, str]] | None = None,
 ) -> TableFit:
     """Fit the portable library figures to NCCL rows (stream launches) of every ``(system, rows)`` together.
 
@@ -229,6 +253,14 @@ def fit_library_tables(
     if not groups:
         raise ValueError("no NCCL rows of a known op at a GPU count the systems have")
     model = _Model(groups, ranks=len({g.n for g in groups}) > 1)
+    unknown = sorted(set(held or {}) - set(HELD))
+    if unknown:
+        raise ValueError(f"held: {unknown[0]!r} is not a figure a fit can hold ({', '.join(HELD)})")
+    if not any(a.nvls for g in groups for a in g.algs):  # no NVLS among the rows' algorithms: nothing to hold
+        held = None
+    for key, (value, _) in (held or {}).items():
+        i = HELD[key]
+        model.x0[i], model.lower[i], model.upper[i] = value, value * (1 - 1e-9), value
     res = least_squares(
         model.residuals,
         model.x0,
@@ -244,7 +276,10 @@ def fit_library_tables(
     o["library.graph_launch_overhead"] = {"value": _us(p.start), "source": source}
     o["library.host_call"] = {"value": _us(p.host), "source": source}
     for alg in ALGS:
+        fixed = (held or {}).get(f"algorithm_latency.{alg}")
         o[f"library.algorithm_latency.{alg}"] = {"value": _us(p.base[alg]), "source": source}
+        if fixed is not None:
+            o[f"library.algorithm_latency.{alg}"] = {"value": _us(p.base[alg]), "source": fixed[1], "note": _HELD_NOTE}
     for name in PROTOCOLS:
         o[f"library.protocols.{name}.hop_latency.nvlink"] = {"value": _us(p.lat[name]), "source": source}
         if name != "simple":

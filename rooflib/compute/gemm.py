@@ -47,7 +47,15 @@ from rooflib.compute.cost import ComputeCost, roofline_cost
 from rooflib.compute.gemm_plan import TileChoice, choose_tiles
 from rooflib.compute.memory import memory_rate
 from rooflib.compute.rates import ComputeError, Rates, Unit, bytes_per_element, check_dtype, resolve_sms
-from rooflib.compute.tiling import INT64_MAX, GemmQuantization, TileShape, as_shape, plan_tiles, resolve_tile
+from rooflib.compute.tiling import (
+    INT64_MAX,
+    GemmQuantization,
+    TileShape,
+    as_shape,
+    check_int64,
+    plan_tiles,
+    resolve_tile,
+)
 from rooflib.specs.devices import DeviceSpec, DType, GemmTile
 
 __all__ = [
@@ -57,6 +65,7 @@ __all__ = [
     "gemm_quantization",
     "gemm_times",
     "gemm_unit",
+    "quantize_time",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -115,6 +124,7 @@ def _choice(
     tile: GemmTile | TileShape | None,
     split_k: int | None,
     out_dtype: str | None = None,
+    memory_s: FloatArray | None = None,
 ) -> TileChoice | None:
     """The measured model's tile choice, or None (the device has no GEMM model, a tile was given, or the unit is
     not the tensor unit)."""
@@ -124,16 +134,55 @@ def _choice(
     if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
         raise ComputeError(f"split_k must be a positive whole number or None, got {split_k!r}")
     m, n, k, batch = (np.asarray(d, dtype=np.int64) for d in dims)
+    tm, tn = min(models.gemm.tiles.pairs, key=lambda p: p[0] * p[1])  # the most tiles any candidate makes
+    tk = max(1, int(models.gemm.tiles.k_bytes / bytes_per_element(dtype)))
+    count = batch.astype(np.float64) * np.ceil(m / tm) * np.ceil(n / tn) * max(models.gemm.tiles.split_k)
+    check_int64("tiles", count, (m, n, k, batch), (tm, tn, tk))
     out = bytes_per_element(_out_dtype(dtype, out_dtype))
-    return choose_tiles(device, models.gemm, rates, m, n, k, batch, bytes_per_element(dtype), split_k, out)
+    elem = bytes_per_element(dtype)
+    return choose_tiles(device, models.gemm, rates, m, n, k, batch, elem, split_k, out, memory_s)
+
+
+def quantize_time(
+    device: DeviceSpec, m: npt.ArrayLike, k: npt.ArrayLike, dtype: str, *, batch: npt.ArrayLike = 1
+) -> FloatArray:
+    """Device seconds of the activation quantisation a framework runs before an fp8 or fp4 GEMM (TRT-LLM's
+    per-tensor fp8 and nvfp4 block-scale quantisation of ``A``): the device's ``compute.gemm.quantize[dtype]``
+    fixed time (its kernels' fixed costs) plus one pass over ``A`` (read as bf16, written as ``dtype``) at the
+    HBM rate; 0 for other dtypes or a device without the figure.
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> float(quantize_time(dev, 1, 4096, "bf16"))
+    0.0
+    """
+    dt = check_dtype(dtype)
+    mm, kk, bb = np.broadcast_arrays(as_shape("m", m), as_shape("k", k), as_shape("batch", batch))
+    models = device.compute
+    fig = models.gemm.quantize.get(dt) if models is not None and models.gemm is not None else None
+    if fig is None:
+        return np.zeros(mm.shape, dtype=np.float64)
+    hbm = device.hbm_bandwidth.value * device.hbm_efficiency.value
+    a_bytes = mm.astype(np.float64) * kk.astype(np.float64) * bb.astype(np.float64) * (2.0 + bytes_per_element(dt))
+    out: FloatArray = fig.value + a_bytes / hbm
+    return out
 
 
 def _memory_rates(device: DeviceSpec, rates: Rates, nbytes: npt.ArrayLike) -> Rates | FloatArray:
-    """The HBM rate of the GEMM's bytes: the measured ``gemm`` curve (an array for arrays) when derated."""
-    if not rates.derated or device.compute is None or device.compute.memory_ops is None:
-        return rates
-    rate = memory_rate(device, "gemm", nbytes)
-    return replace(rates, bytes_per_s=float(rate[()])) if rate.ndim == 0 else rate
+    """The HBM rate of the GEMM's bytes: the measured ``gemm`` curve (an array for arrays) when derated, and the
+    GEMM model's ``memory_latency`` folded in (``bytes / (bytes / rate + latency)``)."""
+    rate: float | FloatArray = rates.bytes_per_s
+    if rates.derated and device.compute is not None and device.compute.memory_ops is not None:
+        rate = memory_rate(device, "gemm", nbytes)
+    gemm_model = device.compute.gemm if device.compute is not None else None
+    latency = gemm_model.memory_latency if gemm_model is not None and rates.derated else None
+    if latency is not None and latency.value > 0:
+        b = np.asarray(nbytes, dtype=np.float64)
+        rate = b / (b / rate + latency.value)
+    arr = np.asarray(rate, dtype=np.float64)
+    if arr.ndim == 0:
+        return replace(rates, bytes_per_s=float(arr[()])) if float(arr[()]) != rates.bytes_per_s else rates
+    return arr
 
 
 def _ideal_rates(device: DeviceSpec, rates: Rates, tile: GemmTile | TileShape | None) -> Rates:
@@ -164,10 +213,10 @@ def gemm_quantization(
     tile on devices with a GEMM model; ``dtype`` matters only there).
 
     >>> from rooflib.specs import default_catalog
-    >>> dev = default_catalog().device("h100-sxm5")  # tile 128 x 256 x 64, 132 SMs
+    >>> dev = default_catalog().device("h100-sxm5")  # its GEMM model picks the tile, 132 SMs
     >>> q = gemm_quantization(dev, 8192, 8192, 8192)
-    >>> q.tiles, q.waves, round(q.efficiency, 3)  # 2048 tiles = 15.5 waves, run as 16
-    (2048, 16, 0.97)
+    >>> q.tiles, q.waves, round(q.efficiency, 3)
+    (1824, 14, 0.985)
     """
     used = resolve_sms(device, sms)
     shape = resolve_tile(device, tile)
@@ -208,6 +257,7 @@ def gemm(
     split_k: int | None = None,
     ideal: bool = False,
     derate: bool = True,
+    quantize_activations: bool = False,
 ) -> ComputeCost:
     """Cost of ``batch`` GEMMs ``[m, k] @ [k, n]`` in ``dtype`` on ``sms`` SMs of ``device`` (SI units).
 
@@ -215,8 +265,29 @@ def gemm(
     >>> dev = default_catalog().device("h100-sxm5")
     >>> c = gemm(dev, 8192, 8192, 8192)
     >>> c.bound, round(c.time_s * 1e3, 2), round(gemm(dev, 8192, 8192, 8192, ideal=True).time_s * 1e3, 2)
-    ('compute', 1.43, 1.39)
+    ('compute', 1.39, 1.34)
     """
+    cost = _gemm_cost(device, m, n, k, dtype, sms, tile, batch, out_dtype, split_k, ideal, derate)
+    if not quantize_activations or ideal:
+        return cost
+    extra = float(quantize_time(device, m, k, dtype, batch=batch)[()])
+    return cost.with_overhead(extra) if extra > 0 else cost
+
+
+def _gemm_cost(
+    device: DeviceSpec,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    sms: int | None,
+    tile: GemmTile | TileShape | None,
+    batch: int,
+    out_dtype: str | None,
+    split_k: int | None,
+    ideal: bool,
+    derate: bool,
+) -> ComputeCost:
     dt = check_dtype(dtype)
     rates = Rates.from_device(device, dt, gemm_unit(dt), sms=sms, derate=derate)
     flops = gemm_flops(m, n, k, batch=batch)
@@ -224,10 +295,11 @@ def gemm(
     if ideal:
         resolve_tile(device, tile)  # still validate the arguments
         return roofline_cost(flops, nbytes, _ideal_rates(device, rates, tile))
-    chosen = _choice(device, dt, rates, _checked(m, n, k, batch), tile, split_k, out_dtype)
+    at = _memory_rates(device, rates, nbytes)
+    assert isinstance(at, Rates)
+    memory_s = np.asarray(nbytes / at.bytes_per_s)
+    chosen = _choice(device, dt, rates, _checked(m, n, k, batch), tile, split_k, out_dtype, memory_s)
     if chosen is not None:
-        at = _memory_rates(device, rates, nbytes)
-        assert isinstance(at, Rates)
         return roofline_cost(flops, nbytes, at, compute_s=float(chosen.compute_s[()]), dtype=rates.dtype)
     q = gemm_quantization(device, m, n, k, sms=rates.sms, tile=tile, batch=batch, split_k=split_k, dtype=dt)
     return roofline_cost(flops, nbytes, rates, compute_s=q.executed_flops / rates.flops_per_s)
@@ -247,6 +319,7 @@ def gemm_times(
     split_k: int | None = None,
     ideal: bool = False,
     derate: bool = True,
+    quantize_activations: bool = False,
 ) -> FloatArray:
     """Vectorised :func:`gemm`: ``time_s`` for arrays of ``m``, ``n``, ``k`` (broadcast together), in seconds.
 
@@ -268,13 +341,16 @@ def gemm_times(
         compute_s = 2.0 * mf * nf * kf * bf / rates.flops_per_s
         memory_rate_ = _ideal_rates(device, rates, tile).bytes_per_s
     else:
-        chosen = _choice(device, dt, rates, (mm, nn, kk, bb), tile, split_k, out_dtype)
+        at = _memory_rates(device, rates, nbytes)
+        at_rate = at.bytes_per_s if isinstance(at, Rates) else at
+        chosen = _choice(device, dt, rates, (mm, nn, kk, bb), tile, split_k, out_dtype, nbytes / at_rate)
         if chosen is not None:
             compute_s = chosen.compute_s
-            at = _memory_rates(device, rates, nbytes)
-            memory_rate_ = at.bytes_per_s if isinstance(at, Rates) else at
+            memory_rate_ = at_rate
         else:
             plan = plan_tiles(mm, nn, kk, bb, shape, rates.sms, split_k)
             compute_s = plan.waves * plan.unit_flops / rates.flops_per_sm_per_s
     result: FloatArray = np.maximum(compute_s, nbytes / memory_rate_)
+    if quantize_activations and not ideal:
+        result = result + quantize_time(device, mm, kk, dt, batch=bb)
     return result

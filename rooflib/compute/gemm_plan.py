@@ -12,10 +12,12 @@ For a device with ``compute.gemm`` (:class:`~rooflib.specs.compute_models.GemmMo
   bound by the operand traffic its small reuse needs (the per-SM roofline of a tile, Williams et al. 2009);
 - a unit adds ``unit_overhead`` (prologue, epilogue) and its output tile (``tm x tn`` elements, fp32 partial
   sums when split) at one SM's share of ``epilogue_bandwidth``; the kernel adds ``kernel_fixed``; a split adds
-  ``split_k_reduce`` plus writing and reading the fp32 partial sums (``s x m x n x 4`` bytes each way) at the HBM
-  rate.
+  ``split_k_reduce`` plus writing and reading the fp32 partial sums (``s x m x n x 4`` bytes each way) at
+  ``partial_bandwidth`` (the partial sums of a small output stay in L2), else at the HBM rate.
 
-``compute_s = kernel_fixed + waves x unit time (+ split-K reduction)``. The memory side (every operand read once,
+``compute_s = kernel_fixed + waves x unit time (+ split-K reduction)``; with ``serial_fixed`` (the models fitted
+on aiconfigurator's tables) the waves take at least the GEMM's bytes at the HBM rate, so a memory-bound GEMM
+still pays the kernel's fixed and reduction times. The memory side (every operand read once,
 the output written once, at the device's measured ``gemm`` curve) is applied by :mod:`rooflib.compute.gemm`.
 Each candidate's time is non-decreasing in ``m``, ``n`` and ``k``, so the minimum is too.
 
@@ -75,9 +77,11 @@ def choose_tiles(
     elem_bytes: float,
     split_k: int | None = None,
     out_bytes: float = 2.0,
+    memory_s: FloatArray | None = None,
 ) -> TileChoice:
     """The fastest candidate (tile, split-K) for each shape of the (broadcast) arrays; ``split_k`` fixes the
-    split factor (at most the k steps)."""
+    split factor (at most the k steps). With ``memory_s`` (each shape's bytes at the HBM rate) and the model's
+    ``serial_fixed``, the waves take at least ``memory_s`` and the kernel's fixed and reduction times add to it."""
     shape = np.broadcast(m, n, k, batch).shape
     mf, nf, kf, bf = (
         np.broadcast_to(np.asarray(x, dtype=np.float64), shape).ravel()[None, :] for x in (m, n, k, batch)
@@ -98,9 +102,13 @@ def choose_tiles(
     # a persistent warp-specialised kernel writes one tile's output while the next tile's mainloop runs: a unit
     # takes the longer of the two; the last wave's output is written after it
     unit_s = model.unit_overhead.value + np.maximum(unit_steps * step_s, store)
-    hbm = device.hbm_bandwidth.value * device.hbm_efficiency.value
-    reduce_s = np.where(split > 1, model.split_k_reduce.value + 2.0 * split * mf * nf * bf * _PARTIAL_BYTES / hbm, 0.0)
-    total = model.kernel_fixed.value + waves * unit_s + store + reduce_s  # [candidate, shape]
+    partial = model.partial_bandwidth
+    rate = partial.value if partial is not None else device.hbm_bandwidth.value * device.hbm_efficiency.value
+    reduce_s = np.where(split > 1, model.split_k_reduce.value + 2.0 * split * mf * nf * bf * _PARTIAL_BYTES / rate, 0.0)
+    body = waves * unit_s + store
+    if memory_s is not None and model.serial_fixed:  # a memory-bound GEMM still pays its fixed costs
+        body = np.maximum(body, np.broadcast_to(np.asarray(memory_s, dtype=np.float64), shape).ravel()[None, :])
+    total = model.kernel_fixed.value + body + reduce_s  # [candidate, shape]
     best = np.argmin(total, axis=0)
     cols = np.arange(total.shape[1])
 

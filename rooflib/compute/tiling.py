@@ -14,7 +14,16 @@ import numpy.typing as npt
 from rooflib.compute.rates import ComputeError
 from rooflib.specs.devices import DeviceSpec, GemmTile
 
-__all__ = ["INT64_MAX", "GemmQuantization", "TilePlan", "TileShape", "as_shape", "plan_tiles", "resolve_tile"]
+__all__ = [
+    "INT64_MAX",
+    "GemmQuantization",
+    "TilePlan",
+    "TileShape",
+    "as_shape",
+    "check_int64",
+    "plan_tiles",
+    "resolve_tile",
+]
 
 TileShape = tuple[int, int, int]
 IntArray = npt.NDArray[np.int64]
@@ -43,7 +52,7 @@ def as_shape(name: str, value: npt.ArrayLike) -> IntArray:
     return arr.astype(np.int64)
 
 
-def _check_int64(what: str, count: FloatArray, dims: tuple[IntArray, ...], tile: TileShape) -> None:
+def check_int64(what: str, count: FloatArray, dims: tuple[IntArray, ...], tile: TileShape) -> None:
     """Refuse shapes whose ``count`` (computed in float64, exact enough to compare) would wrap around int64."""
     over = count >= 2.0**62  # headroom: a count times a small factor must still fit
     if np.any(over):
@@ -87,7 +96,7 @@ def plan_tiles(
     tm, tn, tk = tile
     row_tiles, col_tiles, k_tiles = -(-m // tm), -(-n // tn), -(-k // tk)
     tiles_f = batch.astype(np.float64) * row_tiles.astype(np.float64) * col_tiles.astype(np.float64)
-    _check_int64("tiles", np.asarray(tiles_f), (m, n, k, batch), tile)
+    check_int64("tiles", np.asarray(tiles_f), (m, n, k, batch), tile)
     tiles = batch * row_tiles * col_tiles
     if split_k is None:
         split = np.where(tiles < sms, np.minimum(k_tiles, np.maximum(sms // tiles, 1)), 1)
@@ -95,7 +104,7 @@ def plan_tiles(
         if isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1:
             raise ComputeError(f"split_k must be a positive whole number or None, got {split_k!r}")
         split = np.minimum(k_tiles, split_k)
-    _check_int64("work units (tiles x K-splits)", np.asarray(tiles_f * split), (m, n, k, batch), tile)
+    check_int64("work units (tiles x K-splits)", np.asarray(tiles_f * split), (m, n, k, batch), tile)
     waves = -(-(tiles * split) // sms)
     unit_k = (-(-k_tiles // split)).astype(np.float64) * tk  # float: k_tiles x tk may pass int64 for k near 2**63
     tile_flops = 2.0 * tm * tn

@@ -139,6 +139,33 @@ class GemmModelSpec(SpecModel):
     unit_overhead: Duration = Field(description="fixed prologue and epilogue time of one work unit")
     kernel_fixed: Duration = Field(description="device time of a kernel beyond its waves")
     split_k_reduce: Duration = Field(description="extra fixed time of a split-K reduction")
+    partial_bandwidth: Bandwidth | None = Field(
+        None,
+        description="rate at which a split-K GEMM writes and reads back its fp32 partial sums; none: the HBM rate",
+    )
+    serial_fixed: bool = Field(
+        False,
+        description="true: the kernel's fixed and split-K reduction times add to the memory-bound time too (the "
+        "waves take at least the bytes at the HBM rate); false: the whole compute time is max'ed against the "
+        "memory time",
+    )
+    memory_latency: Duration | None = Field(
+        None,
+        description="fixed time a memory-bound GEMM adds to streaming its bytes at the HBM rate (the ramp of "
+        "weight-streaming decode GEMMs); none: the HBM rate alone (or the device's measured gemm curve)",
+    )
+    quantize: dict[str, Duration] = Field(
+        default_factory=dict,
+        description="fixed device time of the activation quantisation a framework runs before a GEMM of this dtype "
+        "(keys fp8, fp4; per call, beyond its pass over A), added only when asked (quantize_activations=True)",
+    )
+
+    @model_validator(mode="after")
+    def _quantized_dtypes(self) -> GemmModelSpec:
+        bad = sorted(set(self.quantize) - {"fp8", "fp4"})
+        if bad:
+            raise ValueError(f"quantize: keys must be fp8 or fp4, got {', '.join(bad)}")
+        return self
 
 
 def _attention_key(key: str) -> str:

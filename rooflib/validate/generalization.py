@@ -8,7 +8,8 @@ predictions with NVIDIA aiconfigurator's tables (:mod:`rooflib.bench.aiconfigura
   (nccl-tests times back-to-back stream launches), grouped by system, op, GPU count and size band
   (:func:`size_band`);
 - GEMM rows: :func:`rooflib.compute.gemm.gemm_times` (device time: the tables time each GEMM inside a CUDA graph,
-  so no launch cost is added), grouped by dtype and shape class (:func:`gemm_class`).
+  so no launch cost is added; fp8 and nvfp4 rows with ``quantize_activations``: the tables time TRT-LLM's
+  activation quantisation with the GEMM), grouped by dtype and shape class (:func:`gemm_class`).
 
 Fit-on-X / predict-Y matrices (:data:`SCENARIOS`, :func:`fit_and_predict`): the portable library figures are
 fitted on some systems' and GPU counts' rows (:func:`rooflib.calibrate.library_tables.fit_library_tables`) and
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflib.calibrate.library_tables import apply_library, fit_library_tables
+from rooflib.calibrate.library_tables import apply_library, fit_library_tables, nccl_tuning_held
 from rooflib.collectives import predict_collective
 from rooflib.compute.gemm import gemm_times
 from rooflib.specs.resolve import System, load_system
@@ -119,7 +120,7 @@ def predict_gemm_rows(system: System, rows: pd.DataFrame) -> pd.Series:
         if dev.tensor_peak(str(dtype)) is None:  # type: ignore[arg-type]
             continue
         m, n, k = (grp[c].astype(np.int64).to_numpy() for c in ("m", "n", "k"))
-        out[grp.index] = gemm_times(dev, m, n, k, str(dtype))
+        out[grp.index] = gemm_times(dev, m, n, k, str(dtype), quantize_activations=True)
     return out
 
 
@@ -210,7 +211,7 @@ def fit_and_predict(
     for fit_label, gpus in scenario.fit:
         rows = _select(nccl, ((fit_label, gpus),))
         datasets.append((load_system(catalogs[fit_label], gpus=int(rows["gpus"].max())), rows))
-    fitted = fit_library_tables(datasets, source)
+    fitted = fit_library_tables(datasets, source, held=nccl_tuning_held())
     target = _select(nccl, scenario.predict)
     out = pd.Series(np.nan, index=target.index, dtype=float)
     for label, grp in target.groupby("system"):

@@ -56,6 +56,10 @@ def test_device_file_holds_the_fit(fitted: Any) -> None:
     block = device_block(fitted)
     data = yaml.safe_load(DEVICE_FILE.read_text())
     data["compute"]["memory_ops"]["hbm"].pop("topk")  # the small-op grid's fit: tests/calibrate/test_small_ops.py
+    # fp8 figures fitted on aiconfigurator's H200 GEMM table (tools/fit_gemm_defaults.py): the own runs have no fp8
+    data["compute"]["gemm"].pop("quantize", None)
+    if "fp8" not in block["dtype_efficiency"]:
+        data["dtype_efficiency"].pop("fp8", None)
     _close(data["compute"], block["compute"], "compute")
     _close(data["dtype_efficiency"], block["dtype_efficiency"], "dtype_efficiency")
     # the host block is the host family's later run (runs/x1-host-programs): tests/program/test_host_costs.py

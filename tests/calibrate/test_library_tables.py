@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rooflib.calibrate.library_tables import apply_library, fit_library_tables
+from rooflib.calibrate.library_tables import apply_library, fit_library_tables, nccl_tuning_held
 from rooflib.collectives import predict_collective
 from rooflib.errors import SpecError
 from rooflib.specs import load_system
@@ -58,6 +58,19 @@ def test_table_fit_reproduces_rows_the_model_itself_made() -> None:
     tuned = apply_library(load_system("hgx-h100"), fit.overrides)
     pred = predict_nccl_rows(tuned, rows)
     assert np.median(np.abs(pred / rows["time_s"] - 1)) < 0.05
+
+
+def test_a_held_figure_stays_at_nccls_value_and_says_so() -> None:
+    held = nccl_tuning_held()
+    value, source = held["algorithm_latency.nvls"]
+    assert source == "nccl-tuning" and value == pytest.approx(8e-6)  # NCCL's baseLat for NVLS
+    rows = _synthetic("hgx-h100", (4, 8))
+    fit = fit_library_tables([(load_system("hgx-h100"), rows)], "measured: synthetic", max_nfev=30, held=held)
+    nvls = fit.overrides["library.algorithm_latency.nvls"]
+    assert nvls["source"] == "nccl-tuning" and "held" in nvls["note"]
+    assert float(nvls["value"].removesuffix(" us")) * 1e-6 == pytest.approx(value, rel=1e-6)
+    with pytest.raises(ValueError, match="not a figure a fit can hold"):
+        fit_library_tables([(load_system("hgx-h100"), rows)], "x", max_nfev=1, held={"host_call": (1e-6, "x")})
 
 
 def test_apply_library_validates_the_figures() -> None:

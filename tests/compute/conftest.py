@@ -29,3 +29,12 @@ def a100_spec(h100_spec: DeviceSpec) -> DeviceSpec:
 def device_spec(request: pytest.FixtureRequest) -> DeviceSpec:
     """Every device in the catalog (at least the H100)."""
     return CATALOG.device(request.param)
+
+
+@pytest.fixture(scope="session")
+def h100_tile_spec(h100_spec: DeviceSpec) -> DeviceSpec:
+    """The H100 without its GEMM model and per-dtype efficiencies: the one-tile quantisation model (what a device
+    without ``compute.gemm`` runs, and any call given ``tile``), with ``tensor_efficiency`` for every dtype."""
+    assert h100_spec.compute is not None
+    compute = h100_spec.compute.model_copy(update={"gemm": None})
+    return h100_spec.model_copy(update={"compute": compute, "dtype_efficiency": {}})

@@ -50,7 +50,7 @@ def test_long_prefill_is_compute_bound(h100_spec: DeviceSpec) -> None:
     c = attention(h100_spec, 4, 32, 8192, 8192, 128, causal=True)
     assert c.bound == "compute"
     assert c.unit == "tensor"
-    assert c.time_s == pytest.approx(c.flops / (989e12 * h100_spec.tensor_efficiency.value))
+    assert c.time_s == pytest.approx(c.flops / (989e12 * h100_spec.gemm_efficiency("bf16")))
 
 
 def test_decode_is_memory_bound(h100_spec: DeviceSpec) -> None:

@@ -32,51 +32,51 @@ def test_bytes_are_a_b_c_once() -> None:
     assert gemm_bytes(64, 64, 64, "fp4") == 64 * 64 + 64 * 64 * 2  # two half-byte inputs, bf16 output
 
 
-def test_large_square_gemm_on_h100(h100_spec: DeviceSpec) -> None:
-    c = gemm(h100_spec, 8192, 8192, 8192, "bf16")
-    expected = 2 * 8192**3 / (989e12 * h100_spec.tensor_efficiency.value)
+def test_large_square_gemm_on_h100(h100_tile_spec: DeviceSpec) -> None:
+    c = gemm(h100_tile_spec, 8192, 8192, 8192, "bf16")
+    expected = 2 * 8192**3 / (989e12 * h100_tile_spec.tensor_efficiency.value)
     assert c.bound == "compute"
     assert c.time_s == pytest.approx(expected, rel=0.10)
     assert c.time_s >= expected  # quantisation only ever adds time
     assert c.flops == 2 * 8192**3
     assert c.unit == "tensor" and c.dtype == "bf16"
     # 2048 tiles of 128x256 are 15.5 waves on 132 SMs, run as 16
-    q = gemm_quantization(h100_spec, 8192, 8192, 8192)
+    q = gemm_quantization(h100_tile_spec, 8192, 8192, 8192)
     assert (q.tiles, q.waves, q.split_k) == (2048, 16, 1)
     assert c.time_s == pytest.approx(expected * 16 * 132 / 2048)
 
 
-def test_ideal_is_pure_flops_over_rate(h100_spec: DeviceSpec) -> None:
-    c = gemm(h100_spec, 8192, 8192, 8192, ideal=True)
-    assert c.compute_s == pytest.approx(2 * 8192**3 / (989e12 * h100_spec.tensor_efficiency.value))
-    datasheet = gemm(h100_spec, 8192, 8192, 8192, ideal=True, derate=False)
+def test_ideal_is_pure_flops_over_rate(h100_tile_spec: DeviceSpec) -> None:
+    c = gemm(h100_tile_spec, 8192, 8192, 8192, ideal=True)
+    assert c.compute_s == pytest.approx(2 * 8192**3 / (989e12 * h100_tile_spec.tensor_efficiency.value))
+    datasheet = gemm(h100_tile_spec, 8192, 8192, 8192, ideal=True, derate=False)
     assert datasheet.compute_s == pytest.approx(2 * 8192**3 / 989e12)
     assert datasheet.peak_bytes_per_s == pytest.approx(3.35e12)
 
 
-def test_skinny_gemm_is_memory_bound(h100_spec: DeviceSpec) -> None:
-    c = gemm(h100_spec, 16, 8192, 8192, "bf16")
+def test_skinny_gemm_is_memory_bound(h100_tile_spec: DeviceSpec) -> None:
+    c = gemm(h100_tile_spec, 16, 8192, 8192, "bf16")
     assert c.bound == "memory"
     nbytes = (16 * 8192 + 8192 * 8192 + 16 * 8192) * 2
     assert c.hbm_bytes == nbytes
-    assert c.time_s == pytest.approx(nbytes / (3.35e12 * h100_spec.hbm_efficiency.value))
+    assert c.time_s == pytest.approx(nbytes / (3.35e12 * h100_tile_spec.hbm_efficiency.value))
     # 32 tiles leave 100 SMs idle: split-K into 4 fills 128 of them in one wave
-    q = gemm_quantization(h100_spec, 16, 8192, 8192)
+    q = gemm_quantization(h100_tile_spec, 16, 8192, 8192)
     assert (q.tiles, q.split_k, q.waves) == (32, 4, 1)
 
 
-def test_one_tile_more_than_the_sms_takes_a_second_wave(h100_spec: DeviceSpec) -> None:
-    tm, tn = h100_spec.gemm_tile.m, h100_spec.gemm_tile.n
+def test_one_tile_more_than_the_sms_takes_a_second_wave(h100_tile_spec: DeviceSpec) -> None:
+    tm, tn = h100_tile_spec.gemm_tile.m, h100_tile_spec.gemm_tile.n
     k = 16384
-    full = gemm(h100_spec, 11 * tm, 12 * tn, k)  # 132 tiles = one wave
-    over = gemm(h100_spec, 7 * tm, 19 * tn, k)  # 133 tiles = two waves
-    assert gemm_quantization(h100_spec, 11 * tm, 12 * tn, k).waves == 1
-    assert gemm_quantization(h100_spec, 7 * tm, 19 * tn, k).waves == 2
+    full = gemm(h100_tile_spec, 11 * tm, 12 * tn, k)  # 132 tiles = one wave
+    over = gemm(h100_tile_spec, 7 * tm, 19 * tn, k)  # 133 tiles = two waves
+    assert gemm_quantization(h100_tile_spec, 11 * tm, 12 * tn, k).waves == 1
+    assert gemm_quantization(h100_tile_spec, 7 * tm, 19 * tn, k).waves == 2
     assert full.bound == over.bound == "compute"
     assert over.time_s / full.time_s == pytest.approx(2.0)
     # the useful work grew by 1/132 only
     ideal_ratio = (
-        gemm(h100_spec, 7 * tm, 19 * tn, k, ideal=True).time_s / gemm(h100_spec, 11 * tm, 12 * tn, k, ideal=True).time_s
+        gemm(h100_tile_spec, 7 * tm, 19 * tn, k, ideal=True).time_s / gemm(h100_tile_spec, 11 * tm, 12 * tn, k, ideal=True).time_s
     )
     assert ideal_ratio == pytest.approx(133 / 132)
 
@@ -92,15 +92,15 @@ def test_waves_on_every_device(device_spec: DeviceSpec) -> None:
     assert two.executed_flops / one.executed_flops == pytest.approx(2.0)
 
 
-def test_tile_quantisation_efficiency(h100_spec: DeviceSpec) -> None:
-    tm = h100_spec.gemm_tile.m
-    exact = gemm_quantization(h100_spec, 10 * tm, 4096, 4096)
-    ragged = gemm_quantization(h100_spec, 10 * tm + 1, 4096, 4096)
+def test_tile_quantisation_efficiency(h100_tile_spec: DeviceSpec) -> None:
+    tm = h100_tile_spec.gemm_tile.m
+    exact = gemm_quantization(h100_tile_spec, 10 * tm, 4096, 4096)
+    ragged = gemm_quantization(h100_tile_spec, 10 * tm + 1, 4096, 4096)
     assert exact.tile_efficiency == 1.0
     assert ragged.tile_efficiency == pytest.approx((10 * tm + 1) / (11 * tm))
     assert ragged.tile_efficiency < 1.0
     # k is padded to the tile's k too
-    assert gemm_quantization(h100_spec, 4096, 4096, 4096 + 1).tile_efficiency == pytest.approx(4097 / (4096 + 64))
+    assert gemm_quantization(h100_tile_spec, 4096, 4096, 4096 + 1).tile_efficiency == pytest.approx(4097 / (4096 + 64))
 
 
 def test_efficiency_is_the_product_of_its_parts(h100_spec: DeviceSpec) -> None:
@@ -109,21 +109,21 @@ def test_efficiency_is_the_product_of_its_parts(h100_spec: DeviceSpec) -> None:
     assert 0 < q.efficiency < 1
 
 
-def test_half_the_sms_doubles_compute_time(h100_spec: DeviceSpec) -> None:
-    full = gemm(h100_spec, 8192, 8192, 8192)
-    half = gemm(h100_spec, 8192, 8192, 8192, sms=66)
+def test_half_the_sms_doubles_compute_time(h100_tile_spec: DeviceSpec) -> None:
+    full = gemm(h100_tile_spec, 8192, 8192, 8192)
+    half = gemm(h100_tile_spec, 8192, 8192, 8192, sms=66)
     assert half.compute_s / full.compute_s == pytest.approx(2.0)
     assert half.sms == 66
     assert half.memory_s == full.memory_s
-    assert gemm(h100_spec, 8192, 8192, 8192, sms=66, ideal=True).compute_s == pytest.approx(2 * full.flops / 791.2e12)
+    assert gemm(h100_tile_spec, 8192, 8192, 8192, sms=66, ideal=True).compute_s == pytest.approx(2 * full.flops / 791.2e12)
 
 
-def test_explicit_split_k_and_tile(h100_spec: DeviceSpec) -> None:
-    q = gemm_quantization(h100_spec, 128, 256, 4096, split_k=8)
+def test_explicit_split_k_and_tile(h100_tile_spec: DeviceSpec) -> None:
+    q = gemm_quantization(h100_tile_spec, 128, 256, 4096, split_k=8)
     assert (q.tiles, q.split_k, q.waves) == (1, 8, 1)
-    q = gemm_quantization(h100_spec, 128, 256, 4096, split_k=1)
+    q = gemm_quantization(h100_tile_spec, 128, 256, 4096, split_k=1)
     assert q.executed_flops == pytest.approx(132 * 2 * 128 * 256 * 4096)
-    q = gemm_quantization(h100_spec, 4096, 4096, 4096, tile=(128, 128, 64))
+    q = gemm_quantization(h100_tile_spec, 4096, 4096, 4096, tile=(128, 128, 64))
     assert (q.tile, q.tiles) == ((128, 128, 64), 1024)
 
 
@@ -141,10 +141,10 @@ def test_fp8_gemm_on_a100_raises(a100_spec: DeviceSpec) -> None:
         gemm(a100_spec, 4096, 4096, 4096, "fp8")
 
 
-def test_fp8_is_twice_as_fast_as_bf16_on_h100(h100_spec: DeviceSpec) -> None:
+def test_fp8_is_twice_as_fast_as_bf16_on_h100(h100_tile_spec: DeviceSpec) -> None:
     # 1979 vs 989 TFLOP/s on the datasheet
-    fp8 = gemm(h100_spec, 8192, 8192, 8192, "fp8").compute_s
-    assert fp8 * 2 == pytest.approx(gemm(h100_spec, 8192, 8192, 8192).compute_s, rel=1e-3)
+    fp8 = gemm(h100_tile_spec, 8192, 8192, 8192, "fp8").compute_s
+    assert fp8 * 2 == pytest.approx(gemm(h100_tile_spec, 8192, 8192, 8192).compute_s, rel=1e-3)
 
 
 @pytest.mark.parametrize("bad", [0, -8, 1.5, float("nan"), "64", True])
@@ -185,5 +185,5 @@ def test_gemm_times_is_vectorised(h100_spec: DeviceSpec) -> None:
 def test_large_gemm_is_compute_bound_on_every_device(device_spec: DeviceSpec) -> None:
     c = gemm(device_spec, 8192, 8192, 8192, "bf16")
     assert c.bound == "compute"
-    ideal = 2 * 8192**3 / (device_spec.tensor_peak("bf16") or 0.0) / device_spec.tensor_efficiency.value
+    ideal = 2 * 8192**3 / (device_spec.tensor_peak("bf16") or 0.0) / device_spec.gemm_efficiency("bf16")
     assert ideal <= c.time_s <= 1.10 * ideal

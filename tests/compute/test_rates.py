@@ -24,7 +24,7 @@ def test_unknown_dtype_lists_valid_ones() -> None:
 
 def test_h100_bf16_tensor_rate_is_peak_times_efficiency(h100_spec: DeviceSpec) -> None:
     r = Rates.from_device(h100_spec, "bf16", "tensor")
-    assert r.flops_per_s == pytest.approx(989e12 * h100_spec.tensor_efficiency.value)
+    assert r.flops_per_s == pytest.approx(989e12 * h100_spec.gemm_efficiency("bf16"))
     assert r.bytes_per_s == pytest.approx(3.35e12 * h100_spec.hbm_efficiency.value)
     assert r.sms == 132 and r.sm_fraction == 1.0
     assert r.flops_per_sm_per_s == pytest.approx(r.flops_per_s / 132)

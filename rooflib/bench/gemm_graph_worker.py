@@ -1,0 +1,160 @@
+"""GEMMs timed as aiconfigurator's tables time them: inside a CUDA graph, weight copies cycled so the weights come
+from HBM, not L2; one GPU.
+
+    python -m rooflib.bench.gemm_graph_worker --out gemm-graph.jsonl [--dtypes bf16,fp8] [--max-seconds S]
+
+Per shape and dtype: fresh random normal inputs; ``copies`` weight copies (enough that they pass twice the L2,
+at most 64), one activation; a graph of ``copies`` GEMMs (copy i's output in its own buffer) is captured and
+replayed (``--warmup``, then ``--iters`` replays between CUDA events); the record's ``time_s`` is the median replay
+over ``copies``. bf16 through ``torch.matmul``, fp8 (e4m3, unit scales, bf16 output) through ``torch._scaled_mm``:
+a bare GEMM, without the activation quantisation the tables' fp8 rows include. The first and last copies'
+outputs are checked against an fp32 product of the same inputs (relative Frobenius error: bf16 < 2e-2, fp8 < 1e-1).
+Writes JSON Lines (one ``meta``, one ``gemm`` record per shape, ``mode: graph``); a rerun appends only the shapes
+its file lacks, so an interrupted run loses nothing and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import time
+from typing import Any
+
+from rooflib.bench.timing import event_times
+
+MS = (1, 8, 16, 64, 129, 256, 1024, 4096, 8192)
+NK = ((4096, 4096), (8192, 8192), (1024, 8192), (8192, 1024), (16384, 4096), (4096, 16384), (512, 16384))
+SHAPES = tuple((m, n, k) for n, k in NK for m in MS)
+TOL = {"bf16": 2e-2, "fp8": 1e-1}
+
+
+def _done(path: str) -> set[tuple[str, int, int, int]]:
+    seen: set[tuple[str, int, int, int]] = set()
+    if not os.path.exists(path):
+        return seen
+    with open(path) as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by an interruption: that shape runs again
+                continue
+            if rec.get("record") in ("gemm", "skip"):
+                seen.add((rec["dtype"], rec["m"], rec["n"], rec["k"]))
+    return seen
+
+
+def _torn(path: str) -> bool:
+    """Whether the file's last line was cut (no final newline)."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+def _operands(torch: Any, dtype: str, m: int, n: int, k: int, copies: int) -> tuple[Any, list[Any]]:
+    dev = torch.device("cuda", 0)
+    a = torch.randn(m, k, device=dev)
+    bs = [torch.randn(k, n, device=dev) for _ in range(copies)]
+    if dtype == "bf16":
+        return a.bfloat16(), [b.bfloat16() for b in bs]
+    return a.to(torch.float8_e4m3fn), [b.t().contiguous().to(torch.float8_e4m3fn).t() for b in bs]
+
+
+def _product(torch: Any, dtype: str, a: Any, b: Any) -> Any:
+    if dtype == "bf16":
+        return a @ b
+    one = torch.ones((), device=a.device)
+    return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
+def measure(torch: Any, dtype: str, m: int, n: int, k: int, l2: int, warmup: int, iters: int) -> dict[str, Any]:
+    elem = 2 if dtype == "bf16" else 1
+    copies = max(2, min(64, math.ceil(2 * l2 / (n * k * elem))))
+    a, bs = _operands(torch, dtype, m, n, k, copies)
+    for b in bs[:2]:  # warm cuBLAS's heuristics and workspace outside the capture
+        _product(torch, dtype, a, b)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = [_product(torch, dtype, a, b) for b in bs]
+    times = event_times(torch, graph.replay, warmup, iters, per_call=copies)
+    errs = []
+    for i in (0, copies - 1):
+        ref = a.float() @ bs[i].float()
+        errs.append(float(torch.linalg.norm(outs[i].float() - ref) / torch.linalg.norm(ref)))
+    med = statistics.median(times)
+    del graph, outs, a, bs
+    return {
+        "record": "gemm",
+        "family": "gemm",
+        "source": "rooflib",
+        "name": f"gemm_{dtype}",
+        "dtype": dtype,
+        "mode": "graph",
+        "m": m,
+        "n": n,
+        "k": k,
+        "copies": copies,
+        "flops": 2.0 * m * n * k,
+        "time_s": med,
+        "time_p10_s": sorted(times)[len(times) // 10],
+        "time_p90_s": sorted(times)[(9 * len(times)) // 10],
+        "flops_per_s": 2.0 * m * n * k / med,
+        "rel_error": max(errs),
+        "verified": max(errs) < TOL[dtype],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--dtypes", default="bf16,fp8")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--iters", type=int, default=15)
+    p.add_argument("--max-seconds", type=float, default=float("inf"), help="start no new shape after this")
+    args = p.parse_args(argv)
+    import torch
+
+    start = time.monotonic()
+    props = torch.cuda.get_device_properties(0)
+    l2 = int(getattr(props, "L2_cache_size", 50 << 20))
+    done = _done(args.out)
+    torn = _torn(args.out)
+    with open(args.out, "a") as sink:
+        if torn:  # an interrupted write: end its line so the next record starts on its own
+            sink.write("\n")
+        meta = {
+            "record": "meta",
+            "family": "gemm",
+            "worker": "gemm_graph_worker",
+            "gpu": props.name,
+            "sms": props.multi_processor_count,
+            "l2_bytes": l2,
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        }
+        sink.write(json.dumps(meta) + "\n")
+        for dtype in args.dtypes.split(","):
+            if dtype == "fp8" and (props.major < 9 or not hasattr(torch, "_scaled_mm")):
+                continue
+            for m, n, k in SHAPES:
+                if (dtype, m, n, k) in done or time.monotonic() - start > args.max_seconds:
+                    continue
+                try:
+                    rec = measure(torch, dtype, m, n, k, l2, args.warmup, args.iters)
+                except RuntimeError as exc:  # a shape the library refuses (fp8 wants dimensions of 16)
+                    rec = {"record": "skip", "dtype": dtype, "m": m, "n": n, "k": k, "error": str(exc)[:200]}
+                sink.write(json.dumps(rec) + "\n")
+                sink.flush()
+                torch.cuda.empty_cache()
+                print(f"{dtype} {m}x{n}x{k}: {rec.get('time_s', float('nan')) * 1e6:.1f} us {rec.get('verified')}")
+
+
+if __name__ == "__main__":
+    main()

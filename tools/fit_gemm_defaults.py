@@ -1,0 +1,301 @@
+"""Fit the catalog's GEMM figures (each device's ``compute.gemm`` block and ``dtype_efficiency``) on NVIDIA
+aiconfigurator's measured GEMM tables of A100, H100 and H200; B200 and GB200 take only figures derived from
+those fits (their tables are the held-out test: never fitted).
+
+    python tools/fit_gemm_defaults.py --data .../aiconfigurator_core/systems/data [--evals 500] [--write]
+
+- A100 and H100: every figure of the tile-choice model (:mod:`rooflib.compute.gemm_plan`) fitted on the
+  system's own table: the bf16 and fp8 efficiencies of the datasheet peak, the operand, output-tile and
+  split-K partial-sum rates, the unit, kernel and split-K fixed times, the memory side's latency and the fp8
+  activation quantisation's fixed time;
+- H200: its block and efficiencies (bf16 and fp8) stay the ones fitted on rooflib's own H200 runs
+  (``rooflib calibrate``); only the fp8 activation quantisation time is fitted on its table (the own runs time a
+  bare fp8 GEMM);
+- B200 and GB200: per figure, the median over the fits of its portable form: an efficiency as is (A100, H100,
+  H200), a rate as bytes per bf16 FLOP of the datasheet peak and a fixed time as is (A100 and H100: the H200's
+  own block has a different structure); nvfp4 takes the fp8 figures (no nvfp4 table before Blackwell).
+
+The fit: Nelder-Mead from one fixed start (the H200 block) on ``--rows`` rows sampled per dtype with a fixed
+seed, minimising median + mean and worst class median + a quarter of the p90 of |error| (classes of
+:func:`rooflib.validate.generalization.gemm_class`), so reruns give the same figures. Every table row is
+reported by ``tools/generalization_report.py``. Without ``--write`` the figures are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+from scipy.optimize import minimize
+
+from rooflib.bench.aiconfigurator_import import _data_root, table_paths
+from rooflib.bench.aiconfigurator_tables import read_gemm_table
+from rooflib.compute.gemm import gemm_times
+from rooflib.specs import DeviceSpec, default_catalog
+from rooflib.specs.compute_models import ComputeModels, GemmModelSpec
+from rooflib.validate.generalization import gemm_class
+
+ROOT = Path(__file__).resolve().parents[1]
+DEVICES = ROOT / "hardware" / "devices"
+SYSTEMS = {  # aiconfigurator folder: (catalog device, its device file, role)
+    "a100_sxm": ("a100-sxm4-80gb", "a100-sxm4-80gb.yaml", "fit"),
+    "h100_sxm": ("h100-sxm5", "h100-sxm5.yaml", "fit"),
+    "h200_sxm": ("h200-sxm", "h200-sxm.yaml", "fp8"),
+    "b200_sxm": ("b200", "b200.yaml", "derived"),
+    "gb200": ("gb200", "gb200.yaml", "derived"),
+}
+RATES = {"opnd": "operand_bandwidth", "epi": "epilogue_bandwidth", "part": "partial_bandwidth"}
+TIMES = {"unit": "unit_overhead", "fixed": "kernel_fixed", "split": "split_k_reduce", "mem": "memory_latency"}
+FP8 = ("eff_fp8", "q_fp8")
+
+
+def start_figures(h200: DeviceSpec) -> dict[str, float]:
+    """The fixed start of every fit: the H200 block, its rates as bytes per bf16 FLOP of the H200 peak."""
+    g = _gemm(h200)
+    peak = _peak(h200)
+    fig: dict[str, float] = {"eff_bf16": h200.gemm_efficiency("bf16"), "eff_fp8": 0.7, "q_fp8": 9e-6}
+    fig |= {"opnd": g.operand_bandwidth.value / peak, "epi": g.epilogue_bandwidth.value / peak, "part": 0.01}
+    fig |= {"unit": g.unit_overhead.value, "fixed": g.kernel_fixed.value, "split": g.split_k_reduce.value}
+    return fig | {"mem": 2e-6}
+
+
+def _gemm(device: DeviceSpec) -> GemmModelSpec:
+    if device.compute is None or device.compute.gemm is None:
+        raise SystemExit(f"{device.name}: no compute.gemm block")
+    return device.compute.gemm
+
+
+def _peak(device: DeviceSpec) -> float:
+    peak = device.tensor_peak("bf16")
+    if peak is None:
+        raise SystemExit(f"{device.name}: no bf16 tensor peak")
+    return peak
+
+
+def with_figures(device: DeviceSpec, template: GemmModelSpec, fig: dict[str, float], source: str) -> DeviceSpec:
+    """``device`` with its GEMM block (``template``'s tiles and any figure ``fig`` lacks) set from ``fig``."""
+    peak = _peak(device)
+    base = device.compute.gemm if device.compute is not None and device.compute.gemm is not None else template
+    update: dict[str, Any] = {}
+    for key, attr in RATES.items():
+        if key in fig:
+            update[attr] = {"value": fig[key] * peak, "source": source}
+    for key, attr in TIMES.items():
+        if key in fig:
+            update[attr] = {"value": fig[key], "source": source}
+    quantize = {k: v.model_dump() for k, v in base.quantize.items()}
+    if "q_fp8" in fig:
+        quantize["fp8"] = {"value": fig["q_fp8"], "source": source}
+    update["quantize"] = quantize
+    if "opnd" in fig:  # a block this tool fits: fixed costs serial to the memory side
+        update["serial_fixed"] = True
+    gemm = GemmModelSpec.model_validate(base.model_dump() | update)
+    compute = device.compute.model_copy(update={"gemm": gemm}) if device.compute is not None else None
+    if compute is None:
+        compute = ComputeModels(gemm=gemm)
+    effs = {k: v.model_dump() for k, v in device.dtype_efficiency.items()}
+    for dtype in ("bf16", "fp8"):
+        if f"eff_{dtype}" in fig:
+            effs[dtype] = {"value": min(fig[f"eff_{dtype}"], 1.0), "source": source}
+    data = device.model_dump() | {"compute": compute.model_dump(), "dtype_efficiency": effs}
+    return DeviceSpec.model_validate(data)
+
+
+def table(data: Path, folder: str) -> tuple[pd.DataFrame, str]:
+    paths = table_paths(data / folder, {"gemm"})
+    if not paths:
+        raise SystemExit(f"{data / folder}: no gemm/trtllm/*/gemm_perf.parquet")
+    path = paths[0]
+    rows = pd.DataFrame.from_records(read_gemm_table(path).records)
+    return rows, str(path.relative_to(data))
+
+
+def errors(device: DeviceSpec, rows: pd.DataFrame, dtype: str) -> np.ndarray:
+    m, n, k = (rows[c].to_numpy(dtype=np.int64) for c in ("m", "n", "k"))
+    predicted = gemm_times(device, m, n, k, dtype, quantize_activations=True)
+    return np.asarray(predicted / rows["time_s"].to_numpy(dtype=float) - 1.0)
+
+
+def score(device: DeviceSpec, samples: dict[str, tuple[pd.DataFrame, np.ndarray]]) -> float:
+    total = 0.0
+    for dtype, (rows, classes) in samples.items():
+        err = np.abs(errors(device, rows, dtype))
+        by_class = pd.Series(err).groupby(classes).median()
+        total += float(np.median(err) + by_class.mean() + 0.5 * by_class.max() + 0.25 * np.quantile(err, 0.9))
+    return total
+
+
+def fit_one(
+    device: DeviceSpec, template: GemmModelSpec, rows: pd.DataFrame, keys: list[str], start: dict[str, float], args: Any
+) -> dict[str, float]:
+    dtypes = [d for d in ("bf16", "fp8") if (rows["dtype"] == d).any() and device.tensor_peak(d) is not None]
+    keys = [k for k in keys if "fp8" in dtypes or k not in FP8]
+    samples = {}
+    for dtype in dtypes:
+        part = rows[rows["dtype"] == dtype]
+        part = part.sample(min(args.rows, len(part)), random_state=args.seed)
+        samples[dtype] = (part, gemm_class(part["m"], part["n"], part["k"]))
+
+    def figures(v: np.ndarray) -> dict[str, float]:
+        return {k: start[k] * math.exp(x) for k, x in zip(keys, v, strict=True)}
+
+    def objective(v: np.ndarray) -> float:
+        return score(with_figures(device, template, figures(v), "fit"), samples)
+
+    result = minimize(objective, np.zeros(len(keys)), method="Nelder-Mead", options={"maxfev": args.evals})
+    sys.stdout.write(f"{device.name}: objective {objective(np.zeros(len(keys))):.3f} -> {result.fun:.3f}\n")
+    return figures(result.x)
+
+
+def fit(data: Path, args: Any, log: Callable[[str], None]) -> dict[str, tuple[dict[str, float], str]]:
+    """Per device name: its figures (portable form) and their source."""
+    catalog = default_catalog()
+    h200 = catalog.device("h200-sxm")
+    template = _gemm(h200)
+    start = start_figures(h200)
+    out: dict[str, tuple[dict[str, float], str]] = {}
+    portable: list[dict[str, float]] = []
+    fitted_tables = []
+    for folder, (name, _, role) in SYSTEMS.items():
+        if role == "derived":
+            continue
+        rows, rel = table(data, folder)
+        fitted_tables.append(rel)
+        device = catalog.device(name)
+        source = (
+            f"measured: aiconfigurator {rel} (tools/fit_gemm_defaults.py: Nelder-Mead on {args.rows} rows per dtype, "
+            f"seed {args.seed}; tools/generalization_report.py reports every row)"
+        )
+        keys = ["q_fp8"] if role == "fp8" else list(start)
+        fig = fit_one(device, template, rows, keys, start, args)
+        out[name] = (fig, source)
+        # the H200's own block has its fixed costs max'ed against the memory side, not serial: only its
+        # efficiencies (fitted on its own runs) and the quantisation time enter the medians
+        own = {k: device.gemm_efficiency(k.removeprefix("eff_")) for k in ("eff_bf16", "eff_fp8")}
+        portable.append(own | fig if role == "fp8" else fig)
+        log(f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in fig.items()))
+    median = {k: float(np.median([p[k] for p in portable if k in p])) for k in start}
+    source = (
+        "derived: the median of the portable figures (rates as bytes per bf16 FLOP of the datasheet peak) fitted "
+        f"on {', '.join(fitted_tables)}; the B200 and GB200 tables are held out of every fit"
+    )
+    for _, (name, _, role) in SYSTEMS.items():
+        if role == "derived":
+            out[name] = (median, source)
+    return out
+
+
+def _flow(value: Any) -> str:
+    return str(yaml.safe_dump(value, default_flow_style=True, width=10**9, sort_keys=False)).strip()
+
+
+def _set_line(text: str, pattern: str, line: str, after: str | None = None) -> str:
+    """Replace the line matching ``pattern`` with ``line``, or add it (after the line matching ``after``, else at
+    the end)."""
+    if re.search(pattern, text, flags=re.M):
+        return re.sub(pattern + r".*$", lambda _: line, text, count=1, flags=re.M)
+    if after is not None and re.search(after, text, flags=re.M):
+        return re.sub(after + r".*$", lambda mt: mt.group(0) + "\n" + line, text, count=1, flags=re.M)
+    return text.rstrip("\n") + "\n" + line + "\n"
+
+
+def _fig(value: float, source: str, unit: str, note: str | None = None) -> dict[str, str]:
+    text = f"{value * 1e6:.4g} us" if unit == "s" else f"{value / 1e12:.4g} TB/s"
+    out = {"value": text, "source": source}
+    return out | ({"note": note} if note else {})
+
+
+def write(fitted: dict[str, tuple[dict[str, float], str]]) -> None:
+    catalog = default_catalog()
+    for name, file, role in SYSTEMS.values():
+        fig, source = fitted[name]
+        device = catalog.device(name)
+        path = DEVICES / file
+        text = path.read_text()
+        effs = {k: {"value": v.value, "source": v.source} for k, v in device.dtype_efficiency.items()}
+        for dtype in ("bf16", "fp8"):
+            if f"eff_{dtype}" in fig and role != "fp8":
+                effs[dtype] = {"value": round(min(fig[f"eff_{dtype}"], 1.0), 4), "source": source}
+        if role == "derived" and device.tensor_peak("fp4") is not None:
+            effs["fp4"] = {"value": effs["fp8"]["value"], "source": _FP4}
+        text = _set_line(text, r"^dtype_efficiency:", "dtype_efficiency: " + _flow(effs), after=r"^tensor_efficiency:")
+        block = _block(device, fig, source, role)
+        line = "  gemm: " + _flow(block)
+        if re.search(r"^compute:", text, flags=re.M):
+            text = _set_line(text, r"^  gemm: ", line, after=r"^compute:")
+        else:
+            text = text.rstrip("\n") + "\ncompute:\n" + line + "\n"
+        path.write_text(text)
+        sys.stdout.write(f"wrote {path.relative_to(ROOT)}\n")
+
+
+def _block(device: DeviceSpec, fig: dict[str, float], source: str, role: str) -> dict[str, Any]:
+    """The device file's ``compute.gemm`` mapping."""
+    raw: dict[str, Any] = yaml.safe_load((DEVICES / "h200-sxm.yaml").read_text())["compute"]["gemm"]
+    if role == "fp8":  # the H200 keeps its own block; only the quantisation figure changes
+        raw.setdefault("quantize", {})["fp8"] = _fig(fig["q_fp8"], source, "s", _QUANT_NOTE)
+        return raw
+    tiles = dict(raw["tiles"])
+    tiles["source"] = (
+        "assumption: the tiles cuBLAS 13 chose on an H200 (69, from its nvjet kernel names, rooflib bench compute "
+        "runs/x1-compute), taken as the library's candidate set here"
+    )
+    peak = _peak(device)
+    block: dict[str, Any] = {"tiles": tiles, "serial_fixed": True}
+    for key, attr in RATES.items():
+        block[attr] = _fig(fig[key] * peak, source, "B/s", f"{fig[key]:.4g} B per bf16 FLOP of the datasheet peak")
+    for key, attr in TIMES.items():
+        block[attr] = _fig(fig[key], source, "s")
+    if "q_fp8" in fig:  # no fp8 table (A100): no quantisation figure
+        block["quantize"] = {"fp8": _fig(fig["q_fp8"], source, "s", _QUANT_NOTE)}
+    if role == "derived" and device.tensor_peak("fp4") is not None:
+        block["quantize"]["fp4"] = _fig(fig["q_fp8"], _FP4, "s")
+    return block
+
+
+_FP4 = "assumption: as the fp8 figure (no nvfp4 table before Blackwell)"
+_QUANT_NOTE = "TRT-LLM's activation quantisation, timed with the GEMM in the tables' CUDA graph"
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=None, help="aiconfigurator_core/systems/data")
+    ap.add_argument("--evals", type=int, default=500, help="Nelder-Mead evaluations per system (default 500)")
+    ap.add_argument("--rows", type=int, default=1500, help="rows sampled per dtype (default 1500)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--write", action="store_true", help="rewrite the device files' GEMM figures")
+    ap.add_argument("--save", type=Path, help="also write the fitted figures and sources to this JSON file")
+    ap.add_argument("--load", type=Path, help="take the figures from a --save file instead of fitting")
+    args = ap.parse_args(argv)
+    if args.load is not None:
+        fitted = {k: (v[0], v[1]) for k, v in json.loads(args.load.read_text()).items()}
+    else:
+        data = args.data or _data_root()
+        if data is None or not data.is_dir():
+            sys.stderr.write("error: no aiconfigurator data: pass --data .../aiconfigurator_core/systems/data\n")
+            return 2
+        fitted = fit(data, args, _say)
+    if args.save is not None:
+        args.save.write_text(json.dumps(fitted, indent=1) + "\n")
+    if args.write:
+        write(fitted)
+    else:
+        sys.stdout.write(yaml.safe_dump({k: v[0] for k, v in fitted.items()}, sort_keys=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
