@@ -24,6 +24,7 @@ import statistics
 import time
 from typing import Any
 
+from rooflib.bench.gemm_worker import _bf16_product, _fp8_product
 from rooflib.bench.timing import event_times
 
 MS = (1, 8, 16, 64, 129, 256, 1024, 4096, 8192)
@@ -66,10 +67,7 @@ def _operands(torch: Any, dtype: str, m: int, n: int, k: int, copies: int) -> tu
 
 
 def _product(torch: Any, dtype: str, a: Any, b: Any) -> Any:
-    if dtype == "bf16":
-        return a @ b
-    one = torch.ones((), device=a.device)
-    return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    return (_bf16_product(a, b) if dtype == "bf16" else _fp8_product(torch, a, b))()
 
 
 def measure(torch: Any, dtype: str, m: int, n: int, k: int, l2: int, warmup: int, iters: int) -> dict[str, Any]:

@@ -225,7 +225,7 @@ _HELD_NOTE = "held at this figure by the fit, not fitted (rooflib.calibrate.libr
 def nccl_tuning_held() -> dict[str, tuple[float, str]]:
     """The figures fits hold at NCCL's own tuning figures: NVLS's base latency (the catalog library figure sourced
     ``nccl-tuning``). Fitted on 2 and 4 GPUs it went to 1-2 us, where NCCL does not pick NVLS for small messages,
-    and 8 GPUs, where it does, came out 14-17 % median; held, 8-13 %."""
+    and 8 GPUs, where it does, came out 14-17 % median; held, 8-12 %."""
     from rooflib.specs import default_catalog
 
     catalog = default_catalog()
@@ -277,9 +277,8 @@ def fit_library_tables(
     o["library.host_call"] = {"value": _us(p.host), "source": source}
     for alg in ALGS:
         fixed = (held or {}).get(f"algorithm_latency.{alg}")
-        o[f"library.algorithm_latency.{alg}"] = {"value": _us(p.base[alg]), "source": source}
-        if fixed is not None:
-            o[f"library.algorithm_latency.{alg}"] = {"value": _us(p.base[alg]), "source": fixed[1], "note": _HELD_NOTE}
+        figure = {"value": _us(p.base[alg]), "source": source if fixed is None else fixed[1]}
+        o[f"library.algorithm_latency.{alg}"] = figure if fixed is None else {**figure, "note": _HELD_NOTE}
     for name in PROTOCOLS:
         o[f"library.protocols.{name}.hop_latency.nvlink"] = {"value": _us(p.lat[name]), "source": source}
         if name != "simple":

@@ -180,9 +180,7 @@ def _memory_rates(device: DeviceSpec, rates: Rates, nbytes: npt.ArrayLike) -> Ra
         b = np.asarray(nbytes, dtype=np.float64)
         rate = b / (b / rate + latency.value)
     arr = np.asarray(rate, dtype=np.float64)
-    if arr.ndim == 0:
-        return replace(rates, bytes_per_s=float(arr[()])) if float(arr[()]) != rates.bytes_per_s else rates
-    return arr
+    return replace(rates, bytes_per_s=float(arr[()])) if arr.ndim == 0 else arr
 
 
 def _ideal_rates(device: DeviceSpec, rates: Rates, tile: GemmTile | TileShape | None) -> Rates:
