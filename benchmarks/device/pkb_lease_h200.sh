@@ -12,6 +12,9 @@
 #      problem's host time op by op under torch.profiler (last: the profiler slows later launches)
 # From the repository root there (PKB carried as .pkb, the pydantic wheels as .wheels):
 #   bash benchmarks/device/pkb_lease_h200.sh .pkb
+# SIZE=MxN (default 1024x1024) sets PKB's base shape, CHECK_S the seconds kept for each problem's host check
+# (large sizes: past them a point is timed, not checked), HELD_CALLS the calls issued with the GPU held (their
+# host time and, all queued, their device time), HOST=0 leaves out the host family (steps 1 and 2).
 # PIN=CPU runs every step on that one CPU (taskset; the meta records' `cpu.usable` says 1): whether pinning the
 # host's one busy thread narrows how far a rerun moves (the lent host's speed moves within one call).
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
@@ -30,15 +33,18 @@ step() {  # name, seconds, then worker arguments
   timeout -s INT "$secs" ${PIN:+taskset -c "$PIN"} python3 -m "$@" --out "$out/$name.jsonl" >> "$out/$name.log" 2>&1
   echo "== $name: exit $? in $((SECONDS - start)) s, $(grep -c '"record": "point"' "$out/$name.jsonl") points"
 }
-step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"
-step host-c10d 90 rooflib.bench.host_worker --part c10d --worlds 2,4,8 --calls "${HOST_CALLS:-1000}"
+if [ "${HOST:-1}" = 1 ]; then  # HOST=0: no host family (a lease of device-bound sizes)
+  step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"
+  step host-c10d 90 rooflib.bench.host_worker --part c10d --worlds 2,4,8 --calls "${HOST_CALLS:-1000}"
+fi
+sized=(--size "${SIZE:-1024x1024}" --check-seconds "${CHECK_S:-0}" --host-calls "${HELD_CALLS:-10}")
 profile_s=${PROFILE_S:-0}  # > 0: the last step profiles every problem's host time (pkb-profile.jsonl)
 repeat_s=${REPEAT_S:-0}  # > 0: seconds kept for pkb-repeat.jsonl, the problems again at REPEAT_WORLDS (default 8)
 for attempt in 1 2 3 4; do  # a problem that kills the process (device-side assert) is skipped on the next attempt
   left=$((limit - profile_s - repeat_s - SECONDS - 15))
   [ "$left" -gt 20 ] || break
   step pkb-local "$((left + 10))" rooflib.bench.pkb_worker --pkb "$pkb" --mode local --worlds "${WORLDS:-8,4,2}" \
-    --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}"
+    --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}" "${sized[@]}"
   grep -q '"end": true' "$out/pkb-local.jsonl" && break
 done
 if [ "$repeat_s" -gt 0 ]; then  # the same problems once more in the same lease: how far a rerun moves
@@ -46,7 +52,7 @@ if [ "$repeat_s" -gt 0 ]; then  # the same problems once more in the same lease:
     left=$((limit - profile_s - SECONDS - 10))
     [ "$left" -gt 20 ] || break
     step pkb-repeat "$((left + 5))" rooflib.bench.pkb_worker --pkb "$pkb" --mode local --worlds "${REPEAT_WORLDS:-8}" \
-      --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}"
+      --problems "${PROBLEMS:-all}" --warmup "${WARMUP:-10}" --iters "${ITERS:-30}" --max-seconds "$left" --problem-seconds "${PROBLEM_S:-120}" "${sized[@]}"
     grep -q '"end": true' "$out/pkb-repeat.jsonl" && break
   done
 fi

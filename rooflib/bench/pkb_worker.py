@@ -14,7 +14,8 @@ PKB (read by path, never copied) supplies each problem's inputs (``utils/input_o
   (:mod:`rooflib.bench.pkb_symmetric`: split sizes, counts, gathered shapes come out as ``rooflib trace``
   assumes); floating-point buffers keep what they held (the values stay finite: PKB's inputs), so the output
   is checked against the same program run on the host (float32 upcasts excluded: the
-  same dtypes, on the CPU; ``verified``), where the reference runs there (Triton kernels do not: ``check: none``).
+  same dtypes, on the CPU; ``verified``), where the reference runs there (Triton kernels do not: ``check: none``)
+  and within ``--check-seconds`` (large sizes: past them the point is kept, timed and not checked).
 - ``--mode profile`` (one GPU): the single-GPU part as ``local`` runs it, under ``torch.profiler`` (host
   activity only) instead of timed: where a call's host time goes, op by op, and the Python between the ops. Run
   it last in a process: the profiler slows later launches (pytorch/pytorch#144455), so no timing follows it.
@@ -32,7 +33,8 @@ Records (JSON Lines, ``family: pkb``): ``record: point`` with ``problem`` (stem)
 ``time_p90_s``, ``time_mean_s`` (PKB reports the mean), ``time_n``, ``warmup``, ``host_s`` (median host time of
 a call issued while a sleep kernel holds the GPU: its issue cost alone, ``host_waits`` when a call synced;
 :func:`rooflib.bench.torch_timing.held_host_times`, ``--host-calls``), ``verified`` (true / false /
-null), ``check`` (host / reference / repeat / none), ``max_abs_error``; in ``local`` mode also ``fills`` (outputs
+null), ``check`` (host / reference / repeat / none), ``max_abs_error``; in ``local`` mode also ``queued_s`` (the
+device time of a held call, all of them queued: ``held_host_times``), ``fills`` (outputs
 the symmetric fill wrote in one call) and ``fill_s`` (their host seconds per call, queue waits included), and
 ``probe_s`` / ``probe_after_s`` (:func:`rooflib.bench.torch_timing.host_probe` just before and after the
 problem: the host's speed then); ``record: skipped`` with ``reason``.
@@ -87,6 +89,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu (tests)")
     p.add_argument("--problem-seconds", type=float, default=120.0, help="skip a problem running longer (0: never)")
     p.add_argument("--max-seconds", type=float, default=0.0, help="stop starting problems after this long")
+    p.add_argument(
+        "--check-seconds",
+        type=float,
+        default=0.0,
+        help="local mode: seconds for the host check of a timed problem (past them: timed, not checked; 0: the "
+        "problem's own budget)",
+    )
     return p
 
 
@@ -109,7 +118,7 @@ class _Overtime(Exception):
 
 
 def _overtime(signum: int, frame: Any) -> None:
-    raise _Overtime("ran past --problem-seconds")
+    raise _Overtime("ran past its budget (--problem-seconds, or --check-seconds for the host check)")
 
 
 def died_keys(path: str) -> set[tuple[str, ...]]:
@@ -238,6 +247,8 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
         rec.update(probe_s=probe, probe_after_s=host_probe(torch, dev))
         rec.update(fills=per_call, fill_s=fills.seconds / fills.count * per_call if fills.count else 0.0)
         try:
+            if a.check_seconds and a.device == "cuda":  # the host check's own budget: the timing is kept past it
+                signal.alarm(max(1, int(a.check_seconds)))
             ref = ref_fn(*host_args)
             ok, err = _compare(torch, out, ref, a.atol, a.rtol)
             rec.update(verified=ok, check="host", max_abs_error=err)

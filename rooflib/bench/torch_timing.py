@@ -4,8 +4,9 @@
   the first call and one after every call, no host synchronisation inside the loop, so calls run back to back
   and each sample is the steady-state time of one call (the larger of its device time and its host issue time);
 - ``loop_host_time`` (host): back-to-back calls timed with ``perf_counter``, the device left to keep up;
-- ``held_host_times`` (host): calls issued while a sleep kernel holds the GPU, timed with ``perf_counter``: the
-  host's issue cost alone;
+- ``held_host_times`` (host and device): calls issued while a sleep kernel holds the GPU, timed with
+  ``perf_counter``: the host's issue cost alone; and, with CUDA events, the same calls' device time as the GPU
+  runs them once the hold ends, all of them queued (the host never behind);
 - ``host_probe`` (host): a fixed sequence of ten small eager ops issued with the GPU held, the host's speed at
   one moment (a lent host's speed moves by up to 2x within minutes: docs/validation/pkb/runs/x1-lease-9);
 - ``graph_times`` (device): the calls captured once into a CUDA graph and replayed; each sample is one replay's
@@ -104,22 +105,32 @@ def held_host_times(torch: Any, dev: Any, call: Callable[[int], Any], calls: int
 
     ``host_waits``: a call waited for the device (a sync: ``.item()``, ``.tolist()``, ``nonzero``) before the hold
     ended; then the per-call times include device work and ``host_s`` is what the host spent, waits included.
-    Empty on the CPU."""
+
+    ``queued_s`` (with ``queued_p10_s``, ``queued_p90_s``): when no call waited, the device seconds of each call as
+    the GPU ran them, all queued before the hold ended (a CUDA event after the sleep kernel and after every call,
+    recorded outside the host timing): the call's device time with the host never behind, what a CUDA-graph
+    replay of it costs but for the eager launch gaps. Absent when a call waited. Empty on the CPU."""
     if getattr(dev, "type", "cpu") != "cuda":
         return {}
     rate = _sleep_rate(torch, dev)
     hold_s = 3.0 * calls * max(device_s, 20e-6) + 2e-3
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(calls + 1)]
     _sync(torch, dev)
     t_hold = time.perf_counter()
     torch.cuda._sleep(int(hold_s * rate))
+    events[0].record()
     out = []
     for i in range(calls):
         t0 = time.perf_counter()
         call(i)
         out.append(time.perf_counter() - t0)
+        events[i + 1].record()
     waited = time.perf_counter() - t_hold >= hold_s or torch.cuda.current_stream(dev).query()
     _sync(torch, dev)
-    return {**stats(out, "host"), "host_waits": bool(waited), "host_hold_s": hold_s}
+    rec = {**stats(out, "host"), "host_waits": bool(waited), "host_hold_s": hold_s}
+    if not waited:
+        rec.update(stats([events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(calls)], "queued"))
+    return rec
 
 
 PROBE_OPS = ("add", "mul", "sum", "cat", "view", "t", "slice", "gt", "where", "clone")
