@@ -109,6 +109,21 @@ def _lease_system(system: Any, run: Path, recs: list[dict[str, Any]]) -> Any:
     return dataclasses.replace(system, device=system.device.model_copy(update={"host": host}))
 
 
+def _device_only(system: Any) -> Any:
+    """``system`` with a host that costs nothing (no op's issue, no loop iteration): a program's eager time on it
+    is the device's time alone (its kernels and the gaps between queued kernels, ``queued_gap`` where measured)."""
+    import dataclasses
+
+    from rooflib.specs.figures import Duration
+
+    zero = Duration(value=0.0, source="assumption: the device's time alone (no host cost)")
+    host = system.device.host.model_copy(
+        update={k: zero for k in ("kernel", "cublas", "nccl", "graph_launch")} | {"ops": {}, "view": None}
+    )
+    host = host.model_copy(update={"iteration": None})
+    return dataclasses.replace(system, device=system.device.model_copy(update={"host": host}))
+
+
 FIT_LEASES = ("x1-lease-7", "x1-lease-8")
 """The leases whose problems fit the mix exponent (``_mix_exponent``); every later lease is held out."""
 
@@ -163,9 +178,7 @@ def _in_program(
             system = dataclasses.replace(
                 lease["system"], device=lease["system"].device.model_copy(update={"host": host})
             )
-            pred = predict_program(
-                local_part(traced[(int(r["id"]), int(r["world"]))], host.ops, fake=True), system, gpus=1
-            )
+            pred = predict_program(local_part(traced[r["key"]], host.ops, fake=True), system, gpus=1)
             r.update({f"{tag}_s": pred.baseline_time_s, f"{tag}_factor": factor})
             r[f"{tag}_error"] = pred.baseline_time_s / r["measured_s"] - 1.0
     return b
@@ -205,31 +218,41 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
     from rooflib.trace.pkb_table import local_part
 
     h200 = load_system("hgx-h200", gpus=1)
+    bare = _device_only(h200)
+    device_only: dict[tuple[int, int, tuple[int, ...]], float] = {}
     rows: list[dict[str, Any]] = []
-    traced: dict[tuple[int, int], Any] = {}
+    traced: dict[tuple[int, int, tuple[int, ...]], Any] = {}
     leases: dict[str, Any] = {}
     for run in sorted((p for p in runs.glob("x1-lease*") if p.is_dir()), key=lambda p: (len(p.name), p.name)):
-        recs = _host_records(run)
-        lease = _lease_system(h200, run, recs)
+        recs = _host_records(run)  # none where the lease left the host family out (HOST=0): catalog host only
+        lease = _lease_system(h200, run, recs) if recs else None
         leases[run.name] = {"system": lease, "mix": mix_ratio(recs), "probe": probe_reference(recs)}
         pinned = _pinned(run)
         for label, rec in _lease_points(run):
-            key = (int(rec["id"]), int(rec["world"]))
+            size = tuple(int(x) for x in rec.get("size") or SIZE)
+            key = (int(rec["id"]), int(rec["world"]), size)
             row = {"problem": rec["problem"], "id": rec["id"], "world": rec["world"], "run": label}
+            row.update(size="x".join(map(str, size)), key=key, queued_s=rec.get("queued_s"))
             row.update(lease=run.name, rec=rec, measured_s=rec["time_s"], host_s=rec.get("host_s"))
             row.update(host_waits=rec.get("host_waits"), verified=rec.get("verified"), fills=rec.get("fills"))
             row["fill_s"], row["pinned"] = rec.get("fill_s"), pinned
             row["mix_ratio"], row["probe_s"] = leases[run.name]["mix"], rec.get("probe_s")
-            iteration = lease.device.host.iteration
+            iteration = (lease or h200).device.host.iteration
             row["iteration_s"] = iteration.value if iteration is not None else None
             try:
                 if key not in traced:
-                    traced[key] = lower(trace_problem(suite, key[0], SIZE, world=key[1]))
+                    traced[key] = lower(trace_problem(suite, key[0], size, world=key[1]))
                 for tag, system in (("lease", lease), ("catalog", h200)):
+                    if system is None:
+                        continue
                     ops = system.device.host.ops
                     pred = predict_program(local_part(traced[key], ops, fake=True), system, gpus=1)
                     row[f"{tag}_s"], row[f"{tag}_host_s"] = pred.baseline_time_s, pred.host_time_s
                     row["bound_s"] = pred.bound_time_s
+                if key not in device_only:  # the device's time alone: eager, with no host cost
+                    part = local_part(traced[key], h200.device.host.ops, fake=True)
+                    device_only[key] = predict_program(part, bare, gpus=1).baseline_time_s
+                row["graph_s"] = device_only[key]
             except RooflibError as exc:
                 row["trace_error"] = str(exc)[:100]
             for tag in ("lease", "catalog"):
@@ -238,12 +261,14 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
             rows.append(row)
     b = _in_program(rows, traced, leases)
     for r in rows:
-        del r["rec"]
+        del r["rec"], r["key"]
+        q, g = r.get("queued_s"), r.get("graph_s")
+        r["device_error"] = g / q - 1.0 if q and g else None
     lines = [
         "| problem | world | run | measured (us) | predicted, same-lease host (us) | error | as a program's ops "
         "(us) | error | predicted, catalog host (us) | error | host per call, measured (us) | host, predicted "
-        "(us) | bound (us) | verified |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "(us) | device, queued (us) | device, predicted (us) | bound (us) | verified |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         errs = [
@@ -253,9 +278,11 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
         held = _fmt(r["host_s"]) + (" (waits)" if r.get("host_waits") else "")
         ver = {True: "yes", False: "no", None: "-"}[r["verified"]]
         lines.append(
-            f"| {r['problem']} | {r['world']} | {r['run']} | {_fmt(r['measured_s'])} | {_fmt(r.get('lease_s'))} | "
+            f"| {r['problem']} | {r['world']} | {r['run']}{'' if r['size'] == '1024x1024' else ', ' + r['size']} | "
+            f"{_fmt(r['measured_s'])} | {_fmt(r.get('lease_s'))} | "
             f"{errs[0]} | {_fmt(r.get('program_s'))} | {errs[1]} | {_fmt(r.get('catalog_s'))} | {errs[2]} | {held} | "
-            f"{_fmt(r.get('lease_host_s'))} | {_fmt(r.get('bound_s'))} | {ver} |"
+            f"{_fmt(r.get('lease_host_s'))} | {_fmt(r.get('queued_s'))} | {_fmt(r.get('graph_s'))} | "
+            f"{_fmt(r.get('bound_s'))} | {ver} |"
         )
     return lines, rows, b
 
@@ -295,13 +322,15 @@ def _repeat_check(rows: list[dict[str, Any]]) -> str:
     the probe's and how far time over probe moves."""
     import math
 
-    first = {(r["lease"], r["id"], r["world"]): r for r in rows if not r["run"].endswith("(repeat)")}
+    first = {(r["lease"], r["id"], r["world"], r["size"]): r for r in rows if not r["run"].endswith("(repeat)")}
     out = []
     for lease in sorted({r["lease"] for r in rows if r["run"].endswith("(repeat)")}, key=_run_order):
         pairs = [
-            (first[(lease, r["id"], r["world"])], r)
+            (first[(lease, r["id"], r["world"], r["size"])], r)
             for r in rows
-            if r["lease"] == lease and r["run"].endswith("(repeat)") and (lease, r["id"], r["world"]) in first
+            if r["lease"] == lease
+            and r["run"].endswith("(repeat)")
+            and (lease, r["id"], r["world"], r["size"]) in first
         ]
         t = [math.log(b["measured_s"] / a["measured_s"]) for a, b in pairs]
         text = f"{lease}: {len(t)} points {100 * (math.exp(statistics.median(abs(x) for x in t)) - 1):.1f} % apart"
@@ -329,9 +358,80 @@ def _per_lease(rows: list[dict[str, Any]]) -> str:
     return "; ".join(out) or "no leases"
 
 
+def _size_order(size: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in size.split("x"))
+
+
+BANDS = ((0.0, 50e-6, "under 50 us"), (50e-6, 1e-3, "50 us to 1 ms"), (1e-3, 1e9, "1 ms and up"))
+"""The queued device time's bands in :func:`sizes_section`."""
+
+DEVICE_SHARE = 0.8
+"""A point counts as device-bound when its queued device time is at least this share of its measured time."""
+
+
+def sizes_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The device time of each single-GPU part alone (``queued_s``: the held calls as the GPU ran them, all
+    queued) against the predicted CUDA-graph time of the same part, and PKB's timing per size."""
+    sizes = sorted({r["size"] for r in rows}, key=_size_order)
+    empty = [r for r in rows if r.get("queued_s") and r.get("graph_s") == 0.0]  # nothing runs on the device
+    queued = [r for r in rows if r.get("queued_s") and r.get("graph_s")]
+    leases = sorted({r["lease"] for r in queued}, key=_run_order)
+    lines = [
+        "## The device time alone, and the larger sizes",
+        "",
+        "From x1-lease-18 on, the calls issued while a sleep kernel holds the GPU (`host per call, measured`) are",
+        "also timed on the device as it runs them once the hold ends, all of them queued, a CUDA event after",
+        "each (`queued_s`, `rooflib.bench.torch_timing.held_host_times`; absent where a call waited): the",
+        "part's device time with the host never behind, free of the lent host's speed. Predicted: the part's",
+        "device time alone (its eager timeline on the catalog's hgx-h200, one GPU, with a host that costs",
+        "nothing: kernels and the gaps between queued kernels). Nothing is fitted on these points. x1-lease-18: size",
+        "4096x4096, worlds 8 and 2, with the host family; x1-lease-19: 8192x8192, world 8, and x1-lease-20:",
+        "1024x1024, world 8, both without the host family (catalog host only; each problem's host check within",
+        "20, 15 and 10 s: past them a point is timed and not checked, `verified` -).",
+        "",
+        f"- device time, queued, against the predicted device time ({', '.join(leases) or 'no leases'}):",
+    ]
+    for size in sizes:
+        sel = [r for r in queued if r["size"] == size]
+        if sel:
+            lines.append(f"  - {size}: {_summary(sel, 'device_error')}")
+            for lo, hi, label in BANDS:
+                band = [r for r in sel if lo <= r["queued_s"] < hi]
+                if band:
+                    lines.append(f"    - {label}: {_summary(band, 'device_error')}")
+    if empty:
+        lines.append(
+            f"  - left out: {len(empty)} points whose part runs nothing on the device (the collectives alone, on "
+            f"the fake group), queued {1e6 * statistics.median(r['queued_s'] for r in empty):.1f} us (median: the "
+            "two events alone)"
+        )
+    above = [r for r in queued if r.get("bound_s") and r["bound_s"] > r["queued_s"]]
+    lines.append(f"- the bound above a queued device time: {len(above)} of {len(queued)} points")
+    lines.append("- PKB's timing (back-to-back calls), per size:")
+    for size in sizes:
+        sel = [r for r in rows if r["size"] == size]
+        dev = [r for r in sel if r.get("queued_s") and r["queued_s"] >= DEVICE_SHARE * r["measured_s"]]
+        lines.append(f"  - {size}: catalog host {_summary(sel, 'catalog_error')}")
+        if any(r.get("program_error") is not None for r in sel):
+            lines.append(f"    - as a program's ops (leases with the host family): {_summary(sel, 'program_error')}")
+        if dev:
+            lines.append(
+                f"    - device-bound (queued device time at least {DEVICE_SHARE:.0%} of the measured time): "
+                f"{len(dev)} points; catalog host {_summary(dev, 'catalog_error')}; their device time "
+                f"{_summary(dev, 'device_error')}"
+            )
+    worst = sorted((r for r in queued if r.get("device_error") is not None), key=lambda r: -abs(r["device_error"]))
+    if worst:
+        lines.append(
+            "- the device time's largest errors: "
+            + "; ".join(f"{r['problem']} w{r['world']} {r['size']} {100 * r['device_error']:+.0f} %" for r in worst[:8])
+        )
+    return lines
+
+
 def _host_check(rows: list[dict[str, Any]]) -> str:
     """Measured host time per call (GPU held, no wait) against the predicted host time less the loop's own."""
-    pairs = [(r["host_s"], r["lease_host_s"]) for r in rows if r.get("host_s") and not r.get("host_waits")]
+    pairs = [(r["host_s"], r.get("lease_host_s")) for r in rows if r.get("host_s") and not r.get("host_waits")]
     pairs = [(m, p) for m, p in pairs if p]
     if not pairs:
         return "no points"
@@ -419,7 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys_lines, _ = systems_section(suite, out)
         (out / "systems.md").write_text("\n".join(sys_lines) + "\n")
-    lease_lines, lease, mix_b = lease_section(suite, out / "runs")
+    lease_lines, every, mix_b = lease_section(suite, out / "runs")
+    lease = [r for r in every if r["size"] == "1024x1024"]  # the larger sizes: sizes_section
     fitted = [r for r in lease if r.get("program_error") is not None and r["lease"] in FIT_LEASES]
     held_out = [r for r in lease if r.get("program_error") is not None and r["lease"] not in FIT_LEASES]
     filled = [r for r in held_out if r.get("fills")]
@@ -557,6 +658,8 @@ def main(argv: list[str] | None = None) -> int:
         "- the lent hosts differ: the same problems at world 8 took 0.99 / 1.08 / 1.43x (quartiles) as long on",
         "  x1-lease-5 as on x1-lease, and the host family's single-op figures differ up to 1.5x between leases of",
         "  the same day.",
+        "",
+        *sizes_section(every),
         "",
         *lease_lines,
         "",

@@ -34,6 +34,9 @@ final synchronisation over its calls:
 - ``autograd`` (one record per ``case``): forward chains with and without ``requires_grad``, their
   ``backward()``, and ParallelKernelBench's two-layer training step, each with the autograd work it does
   counted (``records``, ``nodes``, ``backward``) and the aten ops it dispatches (:mod:`rooflib.bench.host_autograd`);
+- ``queued`` (CUDA only): 10-500 one-element kernels launched eagerly behind a sleep kernel, all queued before
+  the first runs: the device time per kernel of a queued eager stream (the slope less ``kernel_run``: the gap
+  between two queued eager kernels, against a graph's ``kernel_gap``);
 - ``kernel_run`` (last, CUDA only): the device duration of the one-element ``add_`` kernel inside a graph, from
   the profiler (CUPTI); ``HostSpec.kernel_gap`` is the graph slope less it. Then ``op`` ``add`` and ``mm`` again
   with ``after_profiler: true``: CUPTI stays attached after a profiler session (pytorch/pytorch#144455) and
@@ -151,6 +154,7 @@ def _local(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: C
     autograd_part(torch, dev, sink, args, clocks)
     if cuda:
         _graphs(torch, dev, sink, args, clocks)
+        _queued(torch, dev, sink, clocks)
         _profiled(torch, dev, sink, args, clocks)
 
 
@@ -299,6 +303,43 @@ def _graphs(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: 
         rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
         sink.write(rec)
         del graph
+
+
+QUEUED_NODES = (10, 20, 50, 100, 200, 500)
+"""Kernels per ``queued`` record (each a one-element ``add_``, launched eagerly behind a sleep kernel)."""
+
+
+def _queued(torch: Any, dev: Any, sink: Sink, clocks: Clocks | None, count: int = 7) -> None:
+    """``queued``: ``nodes`` one-element kernels launched eagerly while a sleep kernel holds the GPU, so all of
+    them are queued before the first runs; ``device_s`` is the device time from the sleep's end to the last
+    kernel's (CUDA events), the median of ``count`` rounds. Its slope over ``nodes`` less ``kernel_run`` is the
+    gap between two queued eager kernels (a graph's is ``kernel_gap``). ``verified``: every kernel ran and no
+    round's launches outlasted the hold."""
+    from rooflib.bench.torch_timing import _sleep_rate
+
+    x = torch.zeros(1, device=dev)
+    rate = _sleep_rate(torch, dev)
+    for nodes in QUEUED_NODES:
+        hold_s = 2e-3 + 30e-6 * nodes  # above a launch's host cost (4-10 us) times the kernels
+        device, held = [], True
+        x.zero_()
+        for _ in range(count):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize(dev)
+            t0 = time.perf_counter()
+            torch.cuda._sleep(int(hold_s * rate))
+            a.record()
+            for _ in range(nodes):
+                x.add_(1)
+            b.record()
+            held = held and time.perf_counter() - t0 < hold_s and not torch.cuda.current_stream(dev).query()
+            b.synchronize()
+            device.append(a.elapsed_time(b) * 1e-3)
+        rec = {"record": "point", "family": "host", "name": "queued", "gpus": 1, "nodes": nodes, "calls": count}
+        rec.update(device_s=statistics.median(device), time_s=statistics.median(device), held=held)
+        rec["verified"] = held and float(x.item()) == float(nodes * count)
+        rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+        sink.write(rec)
 
 
 def _probe(torch: Any, dev: Any, sink: Sink, when: str) -> None:

@@ -5,7 +5,8 @@ elementwise calls (``add``, ``mul`` by a scalar, ``gelu``, ``silu``, ``tanh``, `
 output and launches one kernel), ``cublas`` the 64 x 64 x 64 ``mm``, ``view`` the median of ``view``,
 ``transpose`` and ``reshape`` (dispatch, no launch), ``iteration`` the timed loop's own cost, ``graph_launch``
 a one-kernel graph's replay, ``kernel_gap`` the slope of a replayed graph's device time over its one-element
-kernels less such a kernel's own run (profiler), ``sync`` a round trip less its parts. ``ops`` keeps, by aten
+kernels less such a kernel's own run (profiler), ``queued_gap`` the same slope of eagerly launched kernels all
+queued behind a sleep kernel (the ``queued`` case), ``sync`` a round trip less its parts. ``ops`` keeps, by aten
 op, the single-op calls whose cost differs from their kind's by more than ``OWN_COST`` (top-k, casts, sums,
 SDPA, ...).
 
@@ -72,6 +73,26 @@ def _named(points: list[Mapping[str, Any]], name: str, key: str = "host_s") -> f
     return statistics.median(vals) if vals else None
 
 
+def _slope(recs: list[Mapping[str, Any]]) -> float:
+    """Device seconds per kernel: the least-squares slope of ``device_s`` over ``nodes``."""
+    return float(np.polyfit([float(r["nodes"]) for r in recs], [float(r["device_s"]) for r in recs], 1)[0])
+
+
+def _gaps(pts: list[Mapping[str, Any]], run: float | None) -> dict[str, float]:
+    """``kernel_gap`` and ``graph_launch`` from the ``graph`` records, ``queued_gap`` from the ``queued`` ones."""
+    out: dict[str, float] = {}
+    graph = [r for r in pts if r.get("name") == "graph"]
+    if len(graph) >= 3:
+        out["kernel_gap"] = max(0.0, _slope([r for r in graph if float(r["nodes"]) >= 10]) - (run or 0.0))
+        one = [float(r["host_s"]) for r in graph if float(r["nodes"]) == 1]
+        if one:
+            out["graph_launch"] = statistics.median(one)
+    queued = [r for r in pts if r.get("name") == "queued"]
+    if len(queued) >= 3 and run is not None:  # eager kernels all queued behind a sleep: slope less a kernel's run
+        out["queued_gap"] = max(0.0, _slope(queued) - run)
+    return out
+
+
 def fit_host(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """``{figure: seconds}`` and ``ops: {aten name: seconds}`` (see the module docstring); absent when not measured."""
     pts = _points(records)
@@ -88,15 +109,8 @@ def fit_host(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     fresh = [r for r in pts if r.get("name") == "iteration" and r.get("events") == "fresh"]
     if fresh:  # a loop that reused its events (records before 2026-12) measured less than PKB's loop pays
         out["iteration"] = statistics.median(float(r["host_s"]) for r in fresh)
-    graph = [r for r in pts if r.get("name") == "graph"]
     run = _named(pts, "kernel_run", "device_s")
-    if len(graph) >= 3:
-        big = [r for r in graph if float(r["nodes"]) >= 10]
-        slope = float(np.polyfit([float(r["nodes"]) for r in big], [float(r["device_s"]) for r in big], 1)[0])
-        out["kernel_gap"] = max(0.0, slope - (run or 0.0))
-        one = [float(r["host_s"]) for r in graph if float(r["nodes"]) == 1]
-        if one:
-            out["graph_launch"] = statistics.median(one)
+    out.update(_gaps(pts, run))
     round_trip, kernel = _named(pts, "sync", "time_s"), _named(pts, "kernel")
     if round_trip is not None and kernel is not None:
         out["sync"] = max(0.0, round_trip - kernel - (run or 0.0))
@@ -303,6 +317,7 @@ def host_yaml(fit: Mapping[str, Any], source: str) -> dict[str, Any]:
         "view": "median of one view, transpose, reshape call (dispatch, no launch)",
         "iteration": "a timed loop's pick of the next input group, call and CUDA event record",
         "kernel_gap": "graph device-time slope over 10-1000 one-element kernels less such a kernel's run (profiler)",
+        "queued_gap": "eager device-time slope over 10-500 one-element kernels queued behind a sleep, less one's run",
         "graph_launch": "host time of one replay of a one-kernel graph, back to back",
         "sync": "a round trip (add, synchronize) less the add's issue and its kernel's run",
     }

@@ -14,7 +14,8 @@ four (a loop whose device idles between iterations alternates between paying ``k
 interval is not the period), so a host-bound program costs its host time and a device-bound one its device time
 (not their sum);
 ``graph`` replays the program as one captured CUDA graph: one ``graph_launch`` of host time per iteration and no
-per-op host cost. In both, a kernel already queued behind another starts ``kernel_gap`` after it. A host sync
+per-op host cost. In both, a kernel already queued behind another starts ``kernel_gap`` after it (eagerly,
+``queued_gap`` where the host spec measures it: eager launches leave a larger gap than a graph's). A host sync
 cannot be captured in a graph; the timeline charges it as eager does (``HostCosts.wait``: ``sync``, or the
 measured whole-call figure of an op that sizes its output from values, ``host_op``).
 
@@ -60,6 +61,7 @@ class HostCosts:
     ops: Mapping[str, float] = field(default_factory=dict)  # by aten op name
     view: float = 0.0  # a call that launches nothing
     iteration: float = 0.0  # a timed loop's own cost per iteration
+    queued_gap: float | None = None  # an eager stream's kernel_gap, where measured apart from a graph's
 
     def issue(self, op: Op) -> float:
         """Host seconds to issue ``op`` eagerly (see the module docstring)."""
@@ -118,6 +120,7 @@ def host_costs(system: System) -> HostCosts:
         {name: v(f) for name, f in h.ops.items()},
         v(h.view),
         v(h.iteration),
+        None if h.queued_gap is None else h.queued_gap.value,
     )
 
 
@@ -153,6 +156,7 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
     slots: list[Slot] = []
     host_busy = 0.0
     first: list[Slot] = []
+    gap = hc.queued_gap if mode == "eager" and hc.queued_gap is not None else hc.kernel_gap
     for it in range(ITERATIONS):
         slots = []
         ends: list[float] = []
@@ -180,7 +184,7 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
                 resource_free[res],
                 max((ends[d] for d in op.deps), default=0.0),
             )
-            start = max(issued + (hc.launch_latency if ready <= issued else 0.0), ready + hc.kernel_gap)
+            start = max(issued + (hc.launch_latency if ready <= issued else 0.0), ready + gap)
             if cost.device_s == 0.0:
                 start = max(issued, ready)
             end = start + cost.device_s

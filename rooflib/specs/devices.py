@@ -134,6 +134,11 @@ class HostSpec(SpecModel):
     sync: Duration = Field(description="a host wait on the device once the device is done (.item(), .cpu())")
     graph_launch: Duration = Field(description="launching one CUDA-graph replay")
     kernel_gap: Duration = Field(description="device-side gap between two kernels queued on a stream (eager or graph)")
+    queued_gap: Duration | None = Field(
+        None,
+        description="device-side gap between two eagerly launched kernels already queued on a stream, where it is"
+        " measured apart from a graph's (the host family's `queued` case); eager timelines use it for kernel_gap",
+    )
     ops: dict[str, Duration] = Field(
         default_factory=dict,
         description="host cost of one eager call by the aten op it dispatches (aten.topk, aten._to_copy, ...), where"

@@ -72,3 +72,42 @@ def test_a_host_at_another_speed_scales_its_host_work_only() -> None:
     probes = [r["host_s"] for r in recs if r.get("name") == "probe"]
     assert len(probes) == 2 and probe_reference(recs) == pytest.approx(sum(probes) / 2)
     assert probe_reference([r for r in recs if r.get("name") != "probe"]) is None  # runs before the probe
+
+
+def test_queued_gap_is_the_eager_slope_less_a_kernels_run() -> None:
+    from rooflib.calibrate.host import fit_host
+
+    def rec(name: str, **kw: float) -> dict[str, object]:
+        return {"record": "point", "family": "host", "name": name, "verified": True, **kw}
+
+    run, graph_gap, eager_gap = 1.5e-6, 0.05e-6, 1.2e-6
+    recs = [rec("kernel_run", device_s=run)]
+    recs += [rec("graph", nodes=n, device_s=3e-6 + n * (run + graph_gap), host_s=4e-6) for n in (1, 10, 100, 1000)]
+    recs += [rec("queued", nodes=n, device_s=2e-6 + n * (run + eager_gap)) for n in (10, 50, 200)]
+    fit = fit_host(recs)
+    assert fit["kernel_gap"] == pytest.approx(graph_gap, rel=1e-6)
+    assert fit["queued_gap"] == pytest.approx(eager_gap, rel=1e-6)
+    assert "queued_gap" not in fit_host(recs[:5])  # no queued case: no eager figure
+
+
+def test_an_eager_timeline_uses_the_queued_gap() -> None:
+    import dataclasses
+
+    from rooflib.program import ProgramBuilder, predict_program
+    from rooflib.specs import load_system
+    from rooflib.specs.figures import Duration
+
+    system = load_system("hgx-h200", gpus=1)
+    host = system.device.host
+    assert host is not None
+    gap = Duration(value=5e-6, source="assumption: test")
+    queued = dataclasses.replace(
+        system, device=system.device.model_copy(update={"host": host.model_copy(update={"queued_gap": gap})})
+    )
+    b = ProgramBuilder("two", world=1)
+    b.gemm(8192, 8192, 8192)
+    b.gemm(8192, 8192, 8192)
+    plain, slow = predict_program(b.build(), system), predict_program(b.build(), queued)
+    step = 5e-6 - host.kernel_gap.value
+    assert slow.baseline_time_s == pytest.approx(plain.baseline_time_s + 2 * step, rel=1e-6)  # device-bound
+    assert slow.graph_time_s == pytest.approx(plain.graph_time_s)  # a graph keeps its own gap
