@@ -21,6 +21,11 @@ def _read(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (RUN / "raw" / name).read_text().splitlines() if line.strip()]
 
 
+def _us(seconds: float | None) -> str:
+    """Microseconds, or why there is no figure (this run's loop reused its events: no ``iteration`` figure)."""
+    return "not measured in this run" if seconds is None else f"{seconds * 1e6:.2f} us"
+
+
 def _host_section(records: list[dict[str, Any]]) -> list[str]:
     from rooflib.calibrate.host import fit_host, host_checks
 
@@ -30,7 +35,7 @@ def _host_section(records: list[dict[str, Any]]) -> list[str]:
         "",
         "Per-call host times of eager calls on tiny tensors (host-bound). `HostSpec` keeps: an out-of-place kernel",
         f"{fit['kernel'] * 1e6:.2f} us (median of six elementwise calls), a cuBLAS mm {fit['cublas'] * 1e6:.2f} us, a"
-        f" view {fit['view'] * 1e6:.2f} us, the timed loop's iteration {fit['iteration'] * 1e6:.2f} us, and by aten op"
+        f" view {fit['view'] * 1e6:.2f} us, the timed loop's iteration {_us(fit.get('iteration'))}, and by aten op"
         " the calls that differ from their kind by more than 10 %. Each call predicted from those figures (the"
         " compositions, and the calls the medians stand for, are held out):",
         "",
