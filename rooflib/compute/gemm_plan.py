@@ -5,7 +5,9 @@ For a device with ``compute.gemm`` (:class:`~rooflib.specs.compute_models.GemmMo
 (``tk = k_bytes / element size``: 64 bf16 or 128 fp8 elements):
 
 - ``tiles = batch x ceil(m / tm) x ceil(n / tn)``; ``units = tiles x s`` work units (K split in ``s`` slices of
-  ``ceil(ceil(k / tk) / s)`` k steps each); ``waves = ceil(units / sms)``;
+  ``ceil(ceil(k / tk) / s)`` k steps each); ``waves = ceil(units / sms)``. A batch of matrices smaller than the
+  tile packs ``floor(tm / m) x floor(tn / n)`` of them into one tile (assumption: cuBLAS's batched kernels for
+  small matrices give each its own warp), whose operand traffic is then theirs, with no reuse between them;
 - one k step of a unit takes ``max(2 tm tn tk / F, (tm + tn) tk e / B)``, where ``F`` is one SM's FLOP rate (the
   tensor peak x the dtype's efficiency over the SMs) and ``B`` one SM's share of the operand rate
   ``operand_bandwidth`` (``e`` bytes per element): a large tile is FLOP-bound, a thin one (decode, skinny) is
@@ -92,12 +94,18 @@ def choose_tiles(
     flops_sm = rates.flops_per_sm_per_s
     bw_sm = model.operand_bandwidth.value / float(device.sms)
     store_sm = model.epilogue_bandwidth.value / float(device.sms)
-    tiles = bf * np.ceil(mf / tm) * np.ceil(nf / tn)
+    # a batch of matrices smaller than the tile packs several into one tile (one per warp), each with its own
+    # operands: no reuse between them
+    pm = np.where((bf > 1) & (mf < tm), np.floor(tm / mf), 1.0)
+    pn = np.where((bf > 1) & (nf < tn), np.floor(tn / nf), 1.0)
+    packs = pm * pn
+    tiles = np.ceil(bf / packs) * np.ceil(mf / tm) * np.ceil(nf / tn)
+    operands = np.where(packs > 1, packs * (np.minimum(mf, tm) + np.minimum(nf, tn)), tm + tn)
     k_steps = np.ceil(kf / tk)
     split = np.minimum(sp, k_steps)
     waves = np.ceil(tiles * split / sms)
     unit_steps = np.ceil(k_steps / split)
-    step_s = np.maximum(2.0 * tm * tn * tk / flops_sm, (tm + tn) * tk * elem_bytes / bw_sm)
+    step_s = np.maximum(2.0 * tm * tn * tk / flops_sm, operands * tk * elem_bytes / bw_sm)
     store = np.where(split > 1, _PARTIAL_BYTES, out_bytes) * tm * tn / store_sm
     # a persistent warp-specialised kernel writes one tile's output while the next tile's mainloop runs: a unit
     # takes the longer of the two; the last wave's output is written after it

@@ -21,6 +21,7 @@ __all__ = [
     "TileShape",
     "as_shape",
     "check_int64",
+    "pack_count",
     "plan_tiles",
     "resolve_tile",
 ]
@@ -85,19 +86,32 @@ class TilePlan:
     padded_flops: FloatArray  # FLOPs of all tiles with K padded to tk
 
 
+def pack_count(m: IntArray, n: IntArray, batch: IntArray, tm: int, tn: int) -> IntArray:
+    """How many matrices of a batch one ``tm x tn`` tile holds: ``floor(tm / m) x floor(tn / n)`` where a batched
+    matrix is smaller than the tile along that side, else 1 (assumption: cuBLAS's batched kernels for small
+    matrices give each its own warp; a single GEMM packs nothing)."""
+    many = batch > 1
+    pm = np.where(many & (m < tm), tm // np.maximum(m, 1), 1)
+    pn = np.where(many & (n < tn), tn // np.maximum(n, 1), 1)
+    return np.asarray(pm * pn, dtype=np.int64)
+
+
 def plan_tiles(
     m: IntArray, n: IntArray, k: IntArray, batch: IntArray, tile: TileShape, sms: int, split_k: int | None
 ) -> TilePlan:
     """Map GEMM shapes onto ``sms`` SMs with tile ``(tm, tn, tk)``; ``split_k=None`` picks the split-K factor.
 
     Auto split-K is ``min(k_tiles, sms // tiles)`` for a grid of fewer tiles than SMs and 1 otherwise, so it
-    never adds a wave, and times stay non-decreasing in ``m``, ``n`` and ``k``.
+    never adds a wave, and times stay non-decreasing in ``m``, ``n`` and ``k``. A batch of matrices smaller than
+    the tile packs :func:`pack_count` of them into each tile.
     """
     tm, tn, tk = tile
     row_tiles, col_tiles, k_tiles = -(-m // tm), -(-n // tn), -(-k // tk)
-    tiles_f = batch.astype(np.float64) * row_tiles.astype(np.float64) * col_tiles.astype(np.float64)
+    packs = pack_count(m, n, batch, tm, tn)
+    groups = -(-batch // packs)  # tiles along the batch: several small matrices share one tile
+    tiles_f = groups.astype(np.float64) * row_tiles.astype(np.float64) * col_tiles.astype(np.float64)
     check_int64("tiles", np.asarray(tiles_f), (m, n, k, batch), tile)
-    tiles = batch * row_tiles * col_tiles
+    tiles = groups * row_tiles * col_tiles
     if split_k is None:
         split = np.where(tiles < sms, np.minimum(k_tiles, np.maximum(sms // tiles, 1)), 1)
     else:

@@ -187,3 +187,23 @@ def test_large_gemm_is_compute_bound_on_every_device(device_spec: DeviceSpec) ->
     assert c.bound == "compute"
     ideal = 2 * 8192**3 / (device_spec.tensor_peak("bf16") or 0.0) / device_spec.gemm_efficiency("bf16")
     assert ideal <= c.time_s <= 1.10 * ideal
+
+
+@pytest.mark.parametrize("device_name", ["h200-sxm", "h100-sxm5", "a100-sxm4-80gb"])
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_a_batch_of_tiny_matrices_shares_tiles(device_name: str, dtype: str) -> None:
+    """16384 1 x 1 x 64 products (attention scores written as a bmm, PKB problem 39) fill tiles together: about
+    one small GEMM's time, not a wave of full tiles per 132 matrices; a single GEMM packs nothing."""
+    from rooflib.compute.tiling import pack_count
+    from rooflib.specs import default_catalog
+
+    dev = default_catalog().device(device_name)
+    batched = gemm(dev, 1, 1, 64, dtype, batch=16384)
+    one = gemm(dev, 128, 128, 64, dtype)  # the same output elements (16384) as one matrix
+    assert batched.time_s < 4 * one.time_s
+    assert batched.flops == pytest.approx(2 * 16384 * 64)
+    more = gemm(dev, 2, 1, 64, dtype, batch=16384)  # larger matrices: never faster
+    assert more.time_s >= batched.time_s * (1 - 1e-9)
+    one_m = np.array([1, 3, 8, 64, 200])
+    assert pack_count(one_m, np.full(5, 64), np.ones(5, dtype=np.int64), 128, 128).tolist() == [1, 1, 1, 1, 1]
+    assert pack_count(one_m, np.full(5, 64), np.full(5, 4), 128, 128).tolist() == [256, 84, 32, 4, 2]
