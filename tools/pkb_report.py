@@ -444,10 +444,11 @@ DEVICE_FINDINGS = [
     "- too fast: the references' own Triton kernels (20_blocked_fp8_dequantize runs at a third of the HBM",
     "  rate its bytes allow at 8192x8192), FFTs (59: 2.6x), convolutions as implicit GEMM (76, 87: 1.6-1.7x)",
     "  and chains of small pointwise kernels (17, 36-38: 1.4-1.6x), each a figure the catalog does not measure yet;",
-    "- too slow: batched GEMMs of tiny matrices (39, 54 at 8192x8192: `bmm` of 16384 1x1x64 products,",
-    "  predicted 195 us each where the whole part takes 164 us): the tile model runs one tile per SM per wave,",
-    "  where cuBLAS keeps many small tiles resident on an SM; the causal conv1d of 71 (2.5x) and 65's",
-    "  gathers (2-5x).",
+    "- too slow: the depthwise conv1d of 71 (2.5x) and 65's gathers (2-5x). Batched GEMMs of tiny matrices",
+    "  were too (39 and 54-56 at 8192x8192: 39's `bmm` of 16384 1x1x64 products cost 195 us each, the whole",
+    "  part measures 164 us): the tile model ran a wave of full tiles per SM count of matrices; it now packs",
+    "  several small matrices into one tile (`rooflib.compute.tiling.pack_count`), and these parts went from",
+    "  +197 / +98 / +14 / +31 % to -29 / -24 / -24 / -30 % (39, 54, 55, 56; x1-lease-19).",
 ]
 
 
