@@ -252,7 +252,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
                 if key not in device_only:  # the device's time alone: eager, with no host cost
                     part = local_part(traced[key], h200.device.host.ops, fake=True)
                     device_only[key] = predict_program(part, bare, gpus=1).baseline_time_s
-                row["graph_s"] = device_only[key]
+                row["device_only_s"] = device_only[key]
             except RooflibError as exc:
                 row["trace_error"] = str(exc)[:100]
             for tag in ("lease", "catalog"):
@@ -262,7 +262,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
     b = _in_program(rows, traced, leases)
     for r in rows:
         del r["rec"], r["key"]
-        q, g = r.get("queued_s"), r.get("graph_s")
+        q, g = r.get("queued_s"), r.get("device_only_s")
         r["device_error"] = g / q - 1.0 if q and g else None
     lines = [
         "| problem | world | run | measured (us) | predicted, same-lease host (us) | error | as a program's ops "
@@ -281,7 +281,7 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
             f"| {r['problem']} | {r['world']} | {r['run']}{'' if r['size'] == '1024x1024' else ', ' + r['size']} | "
             f"{_fmt(r['measured_s'])} | {_fmt(r.get('lease_s'))} | "
             f"{errs[0]} | {_fmt(r.get('program_s'))} | {errs[1]} | {_fmt(r.get('catalog_s'))} | {errs[2]} | {held} | "
-            f"{_fmt(r.get('lease_host_s'))} | {_fmt(r.get('queued_s'))} | {_fmt(r.get('graph_s'))} | "
+            f"{_fmt(r.get('lease_host_s'))} | {_fmt(r.get('queued_s'))} | {_fmt(r.get('device_only_s'))} | "
             f"{_fmt(r.get('bound_s'))} | {ver} |"
         )
     return lines, rows, b
@@ -371,10 +371,11 @@ DEVICE_SHARE = 0.8
 
 def sizes_section(rows: list[dict[str, Any]]) -> list[str]:
     """The device time of each single-GPU part alone (``queued_s``: the held calls as the GPU ran them, all
-    queued) against the predicted CUDA-graph time of the same part, and PKB's timing per size."""
+    queued) against the predicted device time alone of the same part (:func:`_device_only`), and PKB's timing
+    per size."""
     sizes = sorted({r["size"] for r in rows}, key=_size_order)
-    empty = [r for r in rows if r.get("queued_s") and r.get("graph_s") == 0.0]  # nothing runs on the device
-    queued = [r for r in rows if r.get("queued_s") and r.get("graph_s")]
+    empty = [r for r in rows if r.get("queued_s") and r.get("device_only_s") == 0.0]  # nothing runs on the device
+    queued = [r for r in rows if r.get("queued_s") and r.get("device_only_s")]
     leases = sorted({r["lease"] for r in queued}, key=_run_order)
     lines = [
         "## The device time alone, and the larger sizes",

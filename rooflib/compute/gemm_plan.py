@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rooflib.compute.rates import Rates
+from rooflib.compute.tiling import pack_count
 from rooflib.specs.compute_models import GemmModelSpec
 from rooflib.specs.devices import DeviceSpec
 
@@ -96,9 +97,7 @@ def choose_tiles(
     store_sm = model.epilogue_bandwidth.value / float(device.sms)
     # a batch of matrices smaller than the tile packs several into one tile (one per warp), each with its own
     # operands: no reuse between them
-    pm = np.where((bf > 1) & (mf < tm), np.floor(tm / mf), 1.0)
-    pn = np.where((bf > 1) & (nf < tn), np.floor(tn / nf), 1.0)
-    packs = pm * pn
+    packs = pack_count(mf, nf, bf, tm, tn).astype(np.float64)
     tiles = np.ceil(bf / packs) * np.ceil(mf / tm) * np.ceil(nf / tn)
     operands = np.where(packs > 1, packs * (np.minimum(mf, tm) + np.minimum(nf, tn)), tm + tn)
     k_steps = np.ceil(kf / tk)

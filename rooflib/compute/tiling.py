@@ -7,6 +7,7 @@ arrays of ``m``, ``n``, ``k`` and ``batch``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -86,10 +87,11 @@ class TilePlan:
     padded_flops: FloatArray  # FLOPs of all tiles with K padded to tk
 
 
-def pack_count(m: IntArray, n: IntArray, batch: IntArray, tm: int, tn: int) -> IntArray:
+def pack_count(m: npt.NDArray[Any], n: npt.NDArray[Any], batch: npt.NDArray[Any], tm: Any, tn: Any) -> IntArray:
     """How many matrices of a batch one ``tm x tn`` tile holds: ``floor(tm / m) x floor(tn / n)`` where a batched
     matrix is smaller than the tile along that side, else 1 (assumption: cuBLAS's batched kernels for small
-    matrices give each its own warp; a single GEMM packs nothing)."""
+    matrices give each its own warp; a single GEMM packs nothing). Broadcasts: ``tm`` and ``tn`` may be arrays of
+    candidate tiles (:mod:`rooflib.compute.gemm_plan`)."""
     many = batch > 1
     pm = np.where(many & (m < tm), tm // np.maximum(m, 1), 1)
     pn = np.where(many & (n < tn), tn // np.maximum(n, 1), 1)
