@@ -1,16 +1,18 @@
-"""Where one call's host time goes, op by op: ``rooflib.bench.pkb_worker --mode profile``.
+"""Where one call's time goes, op by op: ``rooflib.bench.pkb_worker --mode profile`` (the host's) and ``--mode
+kernels`` (the device's: every kernel each op launched, timed by CUPTI).
 
-Host activity only (no CUPTI tracing), yet the profiler slows every later launch in its process
-(pytorch/pytorch#144455): run it after all timing.
+The profiler slows every later launch in its process (pytorch/pytorch#144455): run it after all timing.
 """
 
 from __future__ import annotations
 
+import json
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["host_profile"]
+__all__ = ["device_profile", "host_profile", "kernel_ops"]
 
 
 def host_profile(torch: Any, dev: Any, call: Callable[[], Any], warmup: int, iters: int) -> dict[str, Any]:
@@ -53,4 +55,88 @@ def host_profile(torch: Any, dev: Any, call: Callable[[], Any], warmup: int, ite
         "profiled_s": (t2 - t1) / iters,
         "ops_s": sum(t for _, _, t in rows),
         "ops": [list(r) for r in rows],
+    }
+
+
+KERNEL_NAME_CHARS = 160
+"""Kernel names are cut to this many characters (CUTLASS and Triton names run to several hundred)."""
+
+
+def _step_of(ev: Any) -> int | None:
+    """The profiler step (``ProfilerStep#k``) an op ran in, from its ancestors; None outside every step."""
+    parent = ev
+    while parent is not None:
+        if parent.name.startswith("ProfilerStep#"):
+            return int(parent.name.split("#", 1)[1])
+        parent = parent.cpu_parent
+    return None
+
+
+def _top(ev: Any) -> Any:
+    """The outermost op above ``ev`` (below the step marker)."""
+    while ev.cpu_parent is not None and not ev.cpu_parent.name.startswith("ProfilerStep"):
+        ev = ev.cpu_parent
+    return ev
+
+
+def device_profile(torch: Any, dev: Any, call: Callable[[int], Any], warmup: int, iters: int) -> dict[str, Any]:
+    """The device kernels of each call, op by op: ``warmup`` calls, then ``iters`` calls under ``torch.profiler``
+    with CUDA activity (CUPTI; after three unrecorded steps), ``call(i)`` given the call's index (the caller
+    cycles its input groups).
+
+    Returns ``ops``: the ops that launched device work, in launch order, each ``[leaf op, top-level op, input
+    shapes of the leaf, [[kernel, median seconds over the calls], ...]]`` (a leaf is the innermost op around the
+    launch; memcpy and memset count as kernels), ``calls`` (calls whose op sequence matched the first's and so
+    enter the medians), ``kernel_s`` (median over the calls of the summed kernel seconds) and ``kernels`` (kernel
+    count per call). CUPTI times each kernel on the device, so the profiler's host overhead does not enter;
+    the gaps between kernels do not either (``queued_s`` of ``--mode local`` has them)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    cuda = dev.type == "cuda"
+    for i in range(warmup):
+        call(i)
+    torch.cuda.synchronize(dev) if cuda else None
+    skip = 3
+    acts = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    with profile(activities=acts, record_shapes=True, schedule=schedule(wait=1, warmup=2, active=iters)) as prof:
+        for step in range(skip + iters):
+            call(warmup + step)
+            prof.step()
+        torch.cuda.synchronize(dev) if cuda else None
+    return kernel_ops(prof.events())
+
+
+def kernel_ops(events: Iterable[Any]) -> dict[str, Any]:
+    """:func:`device_profile`'s record from the profiler's events (``FunctionEvent``-like: ``name``, ``kernels``
+    with ``name`` and ``duration`` in us, ``cpu_parent``, ``time_range.start``, ``input_shapes``)."""
+    steps: dict[int, list[tuple[float, str, str, str, list[tuple[str, float]]]]] = {}
+    for ev in events:
+        kernels = getattr(ev, "kernels", None)
+        if not kernels or ev.name.startswith("ProfilerStep"):
+            continue
+        step = _step_of(ev)
+        if step is None:
+            continue
+        shapes = json.dumps(getattr(ev, "input_shapes", None) or [])[:200]
+        ks = [(str(k.name)[:KERNEL_NAME_CHARS], float(k.duration) * 1e-6) for k in kernels]
+        steps.setdefault(step, []).append((float(ev.time_range.start), ev.name, _top(ev).name, shapes, ks))
+    seqs = [sorted(steps[s], key=lambda r: r[0]) for s in sorted(steps)]
+    if not seqs:
+        return {"ops": [], "calls": 0, "kernel_s": 0.0, "kernels": 0}
+
+    def signature(seq: list[tuple[float, str, str, str, list[tuple[str, float]]]]) -> list[Any]:
+        return [(name, top, [k for k, _ in ks]) for _, name, top, _, ks in seq]
+
+    first = seqs[0]
+    same = [s for s in seqs if signature(s) == signature(first)]
+    ops = []
+    for j, (_, name, top, shapes, ks) in enumerate(first):
+        durs = [statistics.median(s[j][4][q][1] for s in same) for q in range(len(ks))]
+        ops.append([name, top, shapes, [[k, d] for (k, _), d in zip(ks, durs, strict=True)]])
+    totals = [sum(d for row in s for _, d in row[4]) for s in same]
+    return {
+        "ops": ops,
+        "calls": len(same),
+        "kernel_s": statistics.median(totals),
+        "kernels": sum(len(op[3]) for op in ops),
     }

@@ -19,6 +19,9 @@ PKB (read by path, never copied) supplies each problem's inputs (``utils/input_o
 - ``--mode profile`` (one GPU): the single-GPU part as ``local`` runs it, under ``torch.profiler`` (host
   activity only) instead of timed: where a call's host time goes, op by op, and the Python between the ops. Run
   it last in a process: the profiler slows later launches (pytorch/pytorch#144455), so no timing follows it.
+- ``--mode kernels`` (one GPU): the single-GPU part under ``torch.profiler`` with CUDA activity: every kernel
+  each op launched, timed on the device by CUPTI, in launch order (:func:`rooflib.bench.pkb_profile.
+  device_profile`; ``ops``, ``kernel_s``): what the prediction's per-op device times are checked against.
 - ``--mode dist`` (under torchrun, NCCL): the whole problem; every rank times it and checks its output against
   the reference's on the same inputs (with a candidate), or against a second reference call on fresh copies of
   the inputs (reference alone: run-to-run agreement).
@@ -57,7 +60,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rooflib.bench.pkb_profile import host_profile
+from rooflib.bench.pkb_profile import device_profile, host_profile
 from rooflib.bench.pkb_symmetric import install as install_fills
 from rooflib.bench.torch_common import Clocks, Sink, family_records, finish, l2_bytes, meta_record, recorded_keys
 from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, host_probe, stats
@@ -72,7 +75,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pkb", required=True, help="the ParallelKernelBench checkout")
     p.add_argument("--out", required=True, help="JSON Lines output (appended; resumable)")
-    p.add_argument("--mode", choices=("local", "dist", "profile"), default="local")
+    p.add_argument("--mode", choices=("local", "dist", "profile", "kernels"), default="local")
     p.add_argument("--worlds", default="8", help="local mode: world sizes whose rank-0 shapes are timed")
     p.add_argument("--problems", default="all", help="ids, e.g. 1,16,54 (default all)")
     p.add_argument("--size", default="1024x1024", help="PKB's base shape MxN")
@@ -235,6 +238,11 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
         args = tuple(build(0, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
         if a.mode == "profile":
             return host_profile(torch, dev, lambda: fn(*args), a.warmup, a.iters)
+        if a.mode == "kernels":  # PKB's input groups, cycled as the timing cycles them (cold L2)
+            groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=64)
+            copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
+            got = device_profile(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
+            return {"groups": groups, "input_bytes": _nbytes(torch, args), **got}
         host_args = _clone(torch, args, torch.device("cpu"))
         fills.reset()
         out = fn(*_clone(torch, args))  # as PKB calls it: the references that need no autograd say so
@@ -290,7 +298,7 @@ def _run(
             if not cands:
                 raise FileNotFoundError(f"no {stem}*.py under {a.solution}")
             fn = _import(cands[0], f"_pkb_sol_{pid}_{world}", cands[0].parent).solution
-        if a.mode in ("local", "profile"):
+        if a.mode in ("local", "profile", "kernels"):
             return {"record": "point", **base, **_local(torch, a, build, pid, fn, ref_fn, world)}
         return {"record": "point", **base, **_dist(torch, a, build, pid, fn, ref_fn)}
     except Exception as exc:  # _Overtime included
