@@ -103,7 +103,62 @@ def device_profile(torch: Any, dev: Any, call: Callable[[int], Any], warmup: int
             call(warmup + step)
             prof.step()
         torch.cuda.synchronize(dev) if cuda else None
-    return kernel_ops(prof.events())
+    events = list(prof.events())
+    got = kernel_ops(events)
+    if not got["ops"] and cuda:  # no kernel linked to its op in the event list: read the Chrome trace instead
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as fh:
+                got = trace_ops(json.load(fh))
+        got["source"] = "chrome trace"
+    kinds: dict[str, int] = {}
+    for ev in events:
+        key = str(getattr(ev, "device_type", "?"))
+        kinds[key] = kinds.get(key, 0) + 1
+    got["event_kinds"] = kinds
+    return got
+
+
+def trace_ops(trace: dict[str, Any]) -> dict[str, Any]:
+    """:func:`kernel_ops`'s record from a Chrome trace (``export_chrome_trace``): each kernel, memcpy and memset
+    joined to the CPU op with its ``External id``, each op to the ``ProfilerStep#k`` span holding it and to the
+    outermost op holding it on its thread."""
+    evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    steps = [
+        e for e in evs if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation"
+    ]
+    ops = [e for e in evs if e.get("cat") == "cpu_op"]
+    by_ext: dict[Any, dict[str, Any]] = {}
+    for op in ops:  # the innermost op of an external id: the latest to start
+        ext = (op.get("args") or {}).get("External id")
+        if ext is not None and (ext not in by_ext or op["ts"] >= by_ext[ext]["ts"]):
+            by_ext[ext] = op
+    rows: dict[int, dict[int, list[Any]]] = {}
+    for k in evs:
+        if k.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        op = by_ext.get((k.get("args") or {}).get("External id"))
+        if op is None:
+            continue
+        step = next((int(s["name"].split("#")[1]) for s in steps if s["ts"] <= op["ts"] <= s["ts"] + s["dur"]), None)
+        if step is None:
+            continue
+        byop = rows.setdefault(step, {})
+        if id(op) not in byop:
+            holders = [
+                o
+                for o in ops
+                if o.get("tid") == op.get("tid") and o["ts"] <= op["ts"] and o["ts"] + o["dur"] >= op["ts"] + op["dur"]
+            ]
+            top = min(holders, key=lambda o: (o["ts"], -o["dur"]))["name"] if holders else op["name"]
+            shapes = json.dumps((op.get("args") or {}).get("Input Dims") or [])[:200]
+            byop[id(op)] = [op["ts"], op["name"], top, shapes, []]
+        byop[id(op)][4].append((str(k["name"])[:KERNEL_NAME_CHARS], float(k["dur"]) * 1e-6))
+    return _aggregate({step: [tuple(r) for r in byop.values()] for step, byop in rows.items()})
 
 
 def kernel_ops(events: Iterable[Any]) -> dict[str, Any]:
@@ -120,6 +175,10 @@ def kernel_ops(events: Iterable[Any]) -> dict[str, Any]:
         shapes = json.dumps(getattr(ev, "input_shapes", None) or [])[:200]
         ks = [(str(k.name)[:KERNEL_NAME_CHARS], float(k.duration) * 1e-6) for k in kernels]
         steps.setdefault(step, []).append((float(ev.time_range.start), ev.name, _top(ev).name, shapes, ks))
+    return _aggregate(steps)
+
+
+def _aggregate(steps: dict[int, list[tuple[float, str, str, str, list[tuple[str, float]]]]]) -> dict[str, Any]:
     seqs = [sorted(steps[s], key=lambda r: r[0]) for s in sorted(steps)]
     if not seqs:
         return {"ops": [], "calls": 0, "kernel_s": 0.0, "kernels": 0}
