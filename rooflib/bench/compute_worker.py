@@ -1,6 +1,6 @@
 """The ``compute`` benchmark family: GEMMs, memory-bound ops and attention on one GPU, through PyTorch.
 
-    python -m rooflib.bench.compute_worker --part gemm --out compute.jsonl   # or memory, attention
+    python -m rooflib.bench.compute_worker --part gemm --out compute.jsonl   # or memory, attention, kernels
 
 Every point draws fresh random normal inputs into as many groups as it takes to cycle through more than 3x the
 L2 (:func:`rooflib.bench.torch_timing.groups_for`; one group for ``hot`` points), checks its output against a
@@ -46,7 +46,7 @@ from rooflib.bench.torch_timing import chained_times, graph_times, groups_for, k
 
 __all__ = ["main", "parser", "time_case"]
 
-PARTS = ("gemm", "memory", "attention")
+PARTS = ("gemm", "memory", "attention", "kernels")
 _GRAPH_TARGET_S = 3e-4  # a replay at least this long, so the graph launch is amortised
 _GRAPH_BYTES = 4 << 30  # at most this much captured output per graph
 
@@ -136,6 +136,16 @@ def _memory_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
     return out
 
 
+def _kernel_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
+    from rooflib.bench.kernel_cases import kernel_case, kernel_points
+
+    out = []
+    for op, cache, size, dt in kernel_points(args.quick):
+        fields = {"op": op, "mode": cache, "dtype": dt, "grid": "kernels", "tensor_bytes": size}
+        out.append((op, fields, (lambda dev, op=op, s=size, dt=dt: kernel_case(torch, dev, op, s, dt))))
+    return out
+
+
 def _attention_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
     from rooflib.bench.compute_ops import attention_case
 
@@ -200,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     clocks = Clocks(dev.index or 0) if dev.type == "cuda" else None
     l2 = l2_bytes(torch, dev)
     sink.write(meta_record(torch, dev, "compute", part=args.part, quick=args.quick, grid=args.grid))
-    points = {"gemm": _gemm_points, "memory": _memory_points, "attention": _attention_points}[args.part](torch, args)
+    parts = {"gemm": _gemm_points, "memory": _memory_points, "attention": _attention_points, "kernels": _kernel_points}
+    points = parts[args.part](torch, args)
     if args.limit:
         points = points[: args.limit]
     start = time.monotonic()

@@ -307,39 +307,53 @@ def _graphs(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: 
 
 QUEUED_NODES = (10, 20, 50, 100, 200, 500)
 """Kernels per ``queued`` record (each a one-element ``add_``, launched eagerly behind a sleep kernel)."""
+QUEUED_CASES = ("queued", "queued_mixed", "queued_event")
+"""The ``queued`` variants: the same kernel each time; four different one-element kernels in turn (``add_``,
+``mul_``, ``fill_``, ``copy_``), as a program launches; and ``add_`` with a timing event recorded after each, as
+ParallelKernelBench's loop records one after every call."""
 
 
 def _queued(torch: Any, dev: Any, sink: Sink, clocks: Clocks | None, count: int = 7) -> None:
     """``queued``: ``nodes`` one-element kernels launched eagerly while a sleep kernel holds the GPU, so all of
     them are queued before the first runs; ``device_s`` is the device time from the sleep's end to the last
     kernel's (CUDA events), the median of ``count`` rounds. Its slope over ``nodes`` less ``kernel_run`` is the
-    gap between two queued eager kernels (a graph's is ``kernel_gap``). ``verified``: every kernel ran and no
-    round's launches outlasted the hold."""
+    gap between two queued eager kernels (a graph's is ``kernel_gap``); ``queued_mixed`` and ``queued_event``
+    (:data:`QUEUED_CASES`) the same with different kernels in turn and with an event after each. ``verified``:
+    every ``add_`` ran and no round's launches outlasted the hold."""
     from rooflib.bench.torch_timing import _sleep_rate
 
-    x = torch.zeros(1, device=dev)
+    x, y, z, w = (torch.zeros(1, device=dev) for _ in range(4))
+    mixed = (lambda: x.add_(1), lambda: y.mul_(1.0), lambda: z.fill_(2.0), lambda: w.copy_(z))
     rate = _sleep_rate(torch, dev)
-    for nodes in QUEUED_NODES:
-        hold_s = 2e-3 + 30e-6 * nodes  # above a launch's host cost (4-10 us) times the kernels
-        device, held = [], True
-        x.zero_()
-        for _ in range(count):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize(dev)
-            t0 = time.perf_counter()
-            torch.cuda._sleep(int(hold_s * rate))
-            a.record()
-            for _ in range(nodes):
-                x.add_(1)
-            b.record()
-            held = held and time.perf_counter() - t0 < hold_s and not torch.cuda.current_stream(dev).query()
-            b.synchronize()
-            device.append(a.elapsed_time(b) * 1e-3)
-        rec = {"record": "point", "family": "host", "name": "queued", "gpus": 1, "nodes": nodes, "calls": count}
-        rec.update(device_s=statistics.median(device), time_s=statistics.median(device), held=held)
-        rec["verified"] = held and float(x.item()) == float(nodes * count)
-        rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
-        sink.write(rec)
+    for name in QUEUED_CASES:
+        for nodes in QUEUED_NODES:
+            hold_s = 2e-3 + 30e-6 * nodes  # above a launch's host cost (4-10 us) times the kernels
+            device, held = [], True
+            x.zero_()
+            adds = sum(1 for i in range(nodes) if name != "queued_mixed" or i % 4 == 0)
+            for _ in range(count):
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                marks = [torch.cuda.Event(enable_timing=True) for _ in range(nodes if name == "queued_event" else 0)]
+                torch.cuda.synchronize(dev)
+                t0 = time.perf_counter()
+                torch.cuda._sleep(int(hold_s * rate))
+                a.record()
+                for i in range(nodes):
+                    if name == "queued_mixed":
+                        mixed[i % 4]()
+                    else:
+                        x.add_(1)
+                    if marks:
+                        marks[i].record()
+                b.record()
+                held = held and time.perf_counter() - t0 < hold_s and not torch.cuda.current_stream(dev).query()
+                b.synchronize()
+                device.append(a.elapsed_time(b) * 1e-3)
+            rec = {"record": "point", "family": "host", "name": name, "gpus": 1, "nodes": nodes, "calls": count}
+            rec.update(device_s=statistics.median(device), time_s=statistics.median(device), held=held)
+            rec["verified"] = held and float(x.item()) == float(adds * count)
+            rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+            sink.write(rec)
 
 
 def _probe(torch: Any, dev: Any, sink: Sink, when: str) -> None:

@@ -19,7 +19,9 @@ dtype in grid order, and of each attention (mode, head size, mask) sorted by KV 
 model needs the row lengths). The small-op grid of a programs run (``programs_worker --ops``,
 :func:`small_op_rows`) joins as compute rows: its causal SDPA passes split as the attention grid, its fp32
 softmax sweeps (four sizes each) fitted whole for every other row length (32 and 128 columns) and held out for
-the others (64 and 256).
+the others (64 and 256). The ``kernels`` grid (launch-bound streaming ops, gathers, scatters, sorts,
+transposes, scans, FFTs: :mod:`rooflib.bench.kernel_cases`) is split every other size per (op, cache, dtype) and
+fitted into the same curves (its own op classes: :data:`KERNEL_KINDS`).
 Attention through explicit backends (flash, efficient, cuDNN) is not modelled.
 """
 
@@ -40,6 +42,7 @@ from rooflib.specs.devices import DeviceSpec
 
 __all__ = [
     "FLAT_OPS",
+    "KERNEL_KINDS",
     "ROWWISE_OPS",
     "ComputeFit",
     "compute_rows",
@@ -51,6 +54,23 @@ __all__ = [
 
 FLAT_OPS = ("copy", "add", "mul", "gelu", "silu")
 ROWWISE_OPS = ("rmsnorm", "layernorm", "softmax", "sum")
+KERNEL_KINDS = (
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "cumsum",
+    "fft",
+    "rfft",
+    "rfft_dim0",
+)
+"""Op classes of the ``kernels`` grid with a curve of their own (``rooflib.bench.kernel_cases``); its ``copy``,
+``add`` and ``sum`` points extend those curves down to launch-bound sizes."""
 _DECODE_ROWS = 16  # GEMMs with min(m, n) up to this stream their larger operand: the gemm memory curve
 
 
@@ -161,11 +181,14 @@ def fit_split(rows: pd.DataFrame) -> pd.Series:
     fit.update(_every_other_length(rows[memory & small], ["run", "op", "dtype"]))
     sweep = rows[~main & op.isin(ROWWISE_OPS) & (rows["mode"] == "cold") & (rows["cols"] != 8192)]
     fit.update(_alternate(sweep, ["run", "op", "cols"], ["tensor_bytes"]))
+    kernels = rows[(rows["grid"] == "kernels") & op.isin(FLAT_OPS + ROWWISE_OPS + KERNEL_KINDS)]
+    fit.update(_alternate(kernels, ["run", "op", "mode", "dtype"], ["tensor_bytes"]))
     gemm = rows[main & (op == "gemm")]
     fit.update(_alternate(gemm, ["run", "dtype"], ["_line"]))
-    att = rows[main & (op == "attention")].assign(_decode=lambda f: f["seq_q"] == 1)
-    order = ["kv_heads", "seq_q", "seq_kv", "batch", "heads"]
-    fit.update(_alternate(att, ["run", "mode", "head_dim", "causal", "_decode"], order))
+    if "seq_q" in rows:
+        att = rows[main & (op == "attention")].assign(_decode=lambda f: f["seq_q"] == 1)
+        order = ["kv_heads", "seq_q", "seq_kv", "batch", "heads"]
+        fit.update(_alternate(att, ["run", "mode", "head_dim", "causal", "_decode"], order))
     return fit.astype(bool)
 
 
@@ -199,8 +222,29 @@ def _curve(nbytes: np.ndarray, seconds: np.ndarray, bandwidth: float, source: st
     return {"points": points, "source": source}
 
 
-def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, Any]:
+def _below(grp: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, seconds) of one curve's rows: the ``kernels`` grid's launch-bound points only below the smallest
+    size the other grids measured (where those exist), each no slower than that smallest size (another run's
+    level above them; time must not fall as size grows)."""
+    b = grp["bytes_moved"].to_numpy(dtype=float)
+    t = grp["time_s"].to_numpy(dtype=float)
+    tiny = (grp["grid"] == "kernels").to_numpy() if "grid" in grp else np.zeros(len(grp), dtype=bool)
+    if tiny.all() or not tiny.any():
+        return b, t
+    first = int(np.argmin(np.where(tiny, np.inf, b)))
+    keep = ~tiny | (b < b[first])
+    return b[keep], np.where(tiny, np.minimum(t, t[first]), t)[keep]
+
+
+def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source: str | None = None) -> dict[str, Any]:
     bw = device.hbm_bandwidth.value
+
+    def src(grp: pd.DataFrame, base: str) -> str:
+        """``base``, or ``kernels_source`` in its place where the ``kernels`` grid gave points."""
+        if kernels_source is None or "grid" not in grp or not (grp["grid"] == "kernels").any():
+            return base
+        return kernels_source + base.removeprefix(source)
+
     hbm: dict[str, dict[str, Any]] = {}
     cold = rows[rows["mode"] == "cold"]
     bf16 = cold[cold["dtype"] == "bf16"]
@@ -210,14 +254,21 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, An
     )
     cold = cold[keep]
     for op, grp in cold[cold["op"].isin(FLAT_OPS)].groupby("op"):
-        hbm[str(op)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, source)
+        b, t = _below(grp)
+        hbm[str(op)] = _curve(b, t, bw, src(grp, source))
     for key, grp in cold[cold["op"].isin(ROWWISE_OPS)].groupby(["op", "cols"]):
         parts: tuple[Any, ...] = tuple(key) if isinstance(key, tuple) else (key,)
         op, cols = str(parts[0]), int(float(parts[1]))
         where = f"{source}, rows of {cols}"
         if "small_ops" in grp and grp["small_ops"].fillna(False).astype(bool).all():
             where += f" ({grp['dtype'].iloc[0]}, the small-op grid: programs_worker --ops)"
-        hbm[curve_key(op, cols)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, where)
+        b, t = _below(grp)
+        hbm[curve_key(op, cols)] = _curve(b, t, bw, src(grp, where))
+    for op, grp in rows[(rows["mode"] == "cold") & rows["op"].isin(KERNEL_KINDS)].groupby("op"):
+        if op == "transpose":  # bf16 only: other dtypes are predicted at the same element count
+            grp = grp[grp["dtype"] == "bf16"]
+        where = src(grp, f"{source}, {op}")
+        hbm[str(op)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, where)
     gemm = rows[(rows["op"] == "gemm") & (np.minimum(rows["m"], rows["n"]) <= _DECODE_ROWS)]
     if not gemm.empty:
         where = f"{source}, GEMMs with min(m, n) <= {_DECODE_ROWS}"
@@ -227,8 +278,15 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, An
         where = f"{source}, decode attention (one query row)"
         hbm["attention"] = _curve(decode["bytes_moved"].to_numpy(), decode["time_s"].to_numpy(), bw, where)
     spec = MemoryOpsSpec.model_validate({"hbm": hbm})
+    return {"hbm": hbm, "l2_resident": _l2_resident(rows, spec, bw, source)}
+
+
+def _l2_resident(rows: pd.DataFrame, spec: MemoryOpsSpec, bw: float, source: str) -> dict[str, Any]:
+    """The ``hot`` times over the cold curve's, per op (bf16; the kernels grid's launch-bound points left out)."""
     l2 = {}
     hot = rows[(rows["mode"] == "hot") & (rows["dtype"] == "bf16")]
+    if "grid" in hot:  # the kernels grid's hot points are launch-bound: no L2 to gain
+        hot = hot[hot["grid"] != "kernels"]
     for op, grp in hot.groupby("op"):
         curves = spec.curves(str(op))
         if not curves:
@@ -240,7 +298,7 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, An
         xs, rs = _merged(b, ratio)
         points = [[int(x), float(f"{r:.4g}")] for x, r in zip(xs, rs, strict=True)]
         l2[str(op)] = {"points": points, "source": f"{source}: operands left in L2 (hot) over the cold curve"}
-    return {"hbm": hbm, "l2_resident": l2}
+    return l2
 
 
 def _host(frame: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, dict[str, Any]]:
@@ -291,17 +349,22 @@ class ComputeFit:
 
 
 def fit_compute(
-    frame: pd.DataFrame, device: DeviceSpec, source: str, host_source: str | None = None
+    frame: pd.DataFrame,
+    device: DeviceSpec,
+    source: str,
+    host_source: str | None = None,
+    kernels_source: str | None = None,
 ) -> ComputeFit | None:
     """Fit every compute model present in ``frame`` for ``device`` (its own compute tables ignored); host costs
-    from the first run's ``host`` rows, with ``host_source``."""
+    from the first run's ``host`` rows, with ``host_source``; the memory curves with points of the ``kernels``
+    grid carry ``kernels_source`` (the runs that include it) where given."""
     base = device.model_copy(update={"compute": None})
     rows = compute_rows(frame)
     if rows.empty:
         return None
     split = fit_split(rows)
     fitted = rows[split]
-    memory = _memory(fitted, base, source)
+    memory = _memory(fitted, base, source, kernels_source)
     mem_spec = MemoryOpsSpec.model_validate(memory)
     compute: dict[str, Any] = {"memory_ops": memory}
     efficiency: dict[str, float] = {}

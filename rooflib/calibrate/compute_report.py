@@ -1,7 +1,8 @@
 """Held-out errors of the fitted compute models, the device-file block, and the report that shows them.
 
     python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute \\
-        docs/validation/h200/runs/x1-compute-holdout --ops docs/validation/h200/runs/x1-host-programs \\
+        docs/validation/h200/runs/x1-compute-holdout docs/validation/h200/runs/x1-kernels \\
+        --ops docs/validation/h200/runs/x1-host-programs \\
         --device h200-sxm --out docs/validation/h200/report-x1-compute [--write-device hardware/devices/h200-sxm.yaml]
 
 ``--ops`` adds only the small-op grid of a programs run (``programs_worker --ops``: small causal SDPA passes and
@@ -26,20 +27,29 @@ import yaml
 
 from rooflib.calibrate.compute import ComputeFit, fit_compute, load_runs
 from rooflib.calibrate.compute_kernels import attention_predict, gemm_predict
-from rooflib.compute import elementwise_op, normalization, reduction
+from rooflib.compute import elementwise, elementwise_op, normalization, reduction
+from rooflib.compute.kernels import KERNEL_CLASSES, kernel_time, moved_bytes
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = ["device_block", "error_table", "main", "predict_rows", "subsets"]
 
 COMMAND = (
     "python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute "
-    "docs/validation/h200/runs/x1-compute-holdout --ops docs/validation/h200/runs/x1-host-programs "
-    "--device h200-sxm --out docs/validation/h200/report-x1-compute"
+    "docs/validation/h200/runs/x1-compute-holdout docs/validation/h200/runs/x1-kernels "
+    "--ops docs/validation/h200/runs/x1-host-programs --device h200-sxm --out docs/validation/h200/report-x1-compute"
 )
 
 
 def _memory_time(device: DeviceSpec, r: dict[str, Any]) -> float:
     op, dt, hot = str(r["op"]), str(r["dtype"]), r["mode"] == "hot"
+    if op in KERNEL_CLASSES:  # the benchmark's byte count is the curve's (transpose: by element count)
+        moved = float(r["bytes_moved"])
+        if op == "transpose":
+            moved = moved_bytes(op, moved, elements=float(r["elements"]))
+        got = kernel_time(device, op, moved)
+        return float("nan") if got is None else got
+    if op == "strided":  # a scalar multiply of a transposed view: one read, one write, at the mul curve
+        return elementwise(device, int(r["elements"]), dt, reads=1, writes=1, kind="mul").time_s
     if op in ("rmsnorm", "layernorm", "softmax"):
         return normalization(device, int(r["rows"]), int(r["cols"]), dt, op, l2_resident=hot).time_s  # type: ignore[arg-type]
     if op == "sum":
@@ -66,8 +76,9 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     """(label, mask) of the families and sub-families the report tabulates."""
     op, mode = rows["op"], rows["mode"]
     main = rows["grid"] == "main"
-    flat = op.isin(("copy", "add", "mul", "gelu", "silu"))
-    rowwise = op.isin(("rmsnorm", "layernorm", "softmax", "sum"))
+    grid = rows["grid"] == "kernels"
+    flat = op.isin(("copy", "add", "mul", "gelu", "silu")) & ~grid
+    rowwise = op.isin(("rmsnorm", "layernorm", "softmax", "sum")) & ~grid
     gemm = op == "gemm"
     m = rows["m"].fillna(0)
     att = op == "attention"
@@ -81,6 +92,24 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
         ("  fp32", (flat | rowwise) & (rows["dtype"] == "fp32")),
         ("  second grid (random sizes)", (flat | rowwise) & ~main & (rows["cols"].fillna(8192) == 8192)),
         ("  small-op grid (fp32 softmax, 32-256 columns)", rowwise & small),
+        ("kernels grid (all)", grid),
+        (
+            "  launch-bound copy, add, sum, fill (2 B-128 KiB)",
+            grid & op.isin(("copy", "add", "sum", "fill")) & (rows["tensor_bytes"] <= 131072),
+        ),
+        ("  gathers and scatters", grid & op.isin(("index_select", "gather", "index_add", "scatter_add", "index_put"))),
+        ("  sorts (flat, rows of 1024)", grid & op.isin(("sort", "sort_rows"))),
+        ("  transposes, bf16", grid & (op == "transpose") & (rows["dtype"] == "bf16")),
+        (
+            "  transposes, fp32 and complex64 (at bf16's element count)",
+            grid & (op == "transpose") & (rows["dtype"] != "bf16"),
+        ),
+        (
+            "  scans, fills and FFTs",
+            grid & op.isin(("cumsum", "fft", "rfft", "rfft_dim0"))
+            | grid & (op == "fill") & (rows["tensor_bytes"] > 131072),
+        ),
+        ("  elementwise over a transposed view (the mul curve, not fitted)", grid & (op == "strided")),
         ("GEMM (all)", gemm),
         ("  bf16", gemm & (rows["dtype"] == "bf16")),
         ("  fp8", gemm & (rows["dtype"] == "fp8")),
@@ -201,6 +230,30 @@ def write_device(path: Path, block: dict[str, Any]) -> None:
     path.write_text("\n".join(out) + "\n")
 
 
+def write_curves(path: Path, block: dict[str, Any], keys: list[str]) -> list[str]:
+    """Replace (or add, after the last one) only the ``memory_ops.hbm`` curves ``keys`` of a device file with the
+    fitted ones, leaving every other line as it is; returns the keys written (those the fit has)."""
+    text = path.read_text()
+    hbm = block["compute"]["memory_ops"]["hbm"]
+    done = []
+    for key in keys:
+        if key not in hbm:
+            continue
+        line = f"      {key}: {_flow(hbm[key])}"
+        pattern = rf"^      {re.escape(key)}: .*$"
+        if re.search(pattern, text, flags=re.MULTILINE):
+            text = _replace_line(text, pattern, line)
+        else:
+            block_end = list(re.finditer(r"^      \S+: \{points: .*$", text.split("    l2_resident:")[0], re.M))
+            if not block_end:
+                raise SystemExit(f"{path}: no memory_ops.hbm block to add {key} to")
+            at = block_end[-1].end()
+            text = text[:at] + "\n" + line + text[at:]
+        done.append(key)
+    path.write_text(text)
+    return done
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", help="results folders (rooflib bench compute, compute-holdout, host)")
@@ -208,6 +261,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", required=True, type=Path, help="report folder")
     p.add_argument("--write-device", type=Path, default=None, help="device YAML to update with the fit")
     p.add_argument("--ops", nargs="*", default=[], help="programs runs whose small-op grid (only) joins the fit")
+    p.add_argument(
+        "--write-curves",
+        default="",
+        help="with --write-device: only these memory curves (comma-separated keys, e.g. copy,sort), the rest as is",
+    )
     args = p.parse_args(argv)
     from rooflib.specs import default_catalog
 
@@ -216,9 +274,13 @@ def main(argv: list[str] | None = None) -> None:
     meta = frame[frame["family"] == "compute"]
     when = str(meta["gpu"].dropna().iloc[0]) if "gpu" in meta and meta["gpu"].notna().any() else "GPU"
     names = [Path(r).name for r in [*args.runs, *args.ops]]
-    source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(names)}; fit half)"
+    compute = frame[frame["family"] == "compute"]
+    only_kernels = {str(r) for r, g in compute.groupby("run") if (g["grid"] == "kernels").all()}
+    base = [n for n in names if n not in only_kernels]
+    source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(base)}; fit half)"
+    kernels_source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(names)}; fit half)"
     host_source = f"measured: rooflib bench host, one {when} (runs/{names[0]})"
-    result = fit_compute(frame, device, source, host_source)
+    result = fit_compute(frame, device, source, host_source, kernels_source if only_kernels else None)
     if result is None:
         raise SystemExit("no compute rows in the runs given")
     before = device.model_copy(update={"compute": None, "dtype_efficiency": {}})  # the catalog before these tables
@@ -256,7 +318,10 @@ def main(argv: list[str] | None = None) -> None:
     from rooflib.calibrate.compute_text import report_text
 
     (args.out / "REPORT.md").write_text(report_text(result, table, _markdown(table), COMMAND, pred, frame))
-    if args.write_device is not None:
+    if args.write_device is not None and args.write_curves:
+        keys = [k for k in args.write_curves.split(",") if k]
+        print("wrote curves:", ", ".join(write_curves(args.write_device, device_block(result), keys)))
+    elif args.write_device is not None:
         write_device(args.write_device, device_block(result))
     print(_markdown(table))
 

@@ -90,6 +90,9 @@ def _gaps(pts: list[Mapping[str, Any]], run: float | None) -> dict[str, float]:
     queued = [r for r in pts if r.get("name") == "queued"]
     if len(queued) >= 3 and run is not None:  # eager kernels all queued behind a sleep: slope less a kernel's run
         out["queued_gap"] = max(0.0, _slope(queued) - run)
+    events = [r for r in pts if r.get("name") == "queued_event"]
+    if len(queued) >= 3 and len(events) >= 3:  # the same with a timing event after each kernel: the event's share
+        out["queued_event"] = max(0.0, _slope(events) - _slope(queued))
     return out
 
 
@@ -318,6 +321,7 @@ def host_yaml(fit: Mapping[str, Any], source: str) -> dict[str, Any]:
         "iteration": "a timed loop's pick of the next input group, call and CUDA event record",
         "kernel_gap": "graph device-time slope over 10-1000 one-element kernels less such a kernel's run (profiler)",
         "queued_gap": "eager device-time slope over 10-500 one-element kernels queued behind a sleep, less one's run",
+        "queued_event": "the same slope with a timing CUDA event recorded after each kernel, less the slope without",
         "graph_launch": "host time of one replay of a one-kernel graph, back to back",
         "sync": "a round trip (add, synchronize) less the add's issue and its kernel's run",
     }

@@ -48,6 +48,8 @@ def _curves(device: DeviceSpec, op: str) -> dict[int | None, SizeCurve]:
 
 HOLD_TIME = frozenset(
     {"copy", "add", "mul", "gelu", "silu", "swiglu", "rmsnorm", "layernorm", "softmax", "sum", "topk"}
+    | {"fill", "index_select", "gather", "index_add", "scatter_add", "index_put", "sort", "sort_rows"}
+    | {"transpose", "cumsum", "fft", "rfft", "rfft_dim0"}
 )
 """Op kinds measured down to small, launch-bound sizes: below the smallest size their time holds. The ``gemm`` and
 ``attention`` curves start at megabytes; their compute models carry the fixed costs of small kernels."""

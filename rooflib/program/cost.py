@@ -12,6 +12,13 @@ Assumptions beyond the compute models (each says where it comes from):
 - ``sort``: a radix sort of 32-bit keys in 4 passes, each reading and writing the keys (CUB's onesweep
   radix sort uses 4 passes of 8 bits for 32-bit keys); a top-k on a device with a measured ``topk`` curve takes
   that curve's time (its bytes stay the sort's);
+- on a device with the measured curves of the op classes of :mod:`rooflib.compute.kernels`, the time is the
+  curve's (the bytes and the bound stay as above): an ``index`` op whose ``op`` names a gather or scatter class
+  (``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``index_put``; ``index_bytes``: its indices), a
+  ``sort`` that is not a top-k (rows of ``cols`` up to 4096 sorted in place, longer ones by CUB), a ``copy`` with
+  ``layout: transpose`` (``elements``) and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``,
+  ``rfft``, ``rfft_dim0``) and ``curve_bytes``; a ``copy`` with ``l2_resident`` (its source left in L2 by the op
+  before it) takes the ``copy`` curve's L2-resident time;
 - ``reduction``: every input read once and every output written once; on a device with measured ``sum``
   curves the time is theirs (rows = outputs, row length = elements / outputs), and a ``copy`` takes the measured
   ``copy`` curve's time (small copies and reductions then cost a kernel's floor, not their bytes at full rate).
@@ -34,6 +41,15 @@ from rooflib.compute import (
     gemm,
     normalization,
     reduction,
+)
+from rooflib.compute.kernels import (
+    GATHERS,
+    KERNEL_CLASSES,
+    SCATTERS,
+    SORT_ROW_MAX,
+    kernel_time,
+    moved_bytes,
+    sort_bytes,
 )
 from rooflib.compute.memory import memory_time
 from rooflib.errors import UnknownNameError
@@ -185,7 +201,16 @@ def _elementwise(system: System, op: Op) -> OpCost:
     flops = float(op.params.get("flops_per_element", 1.0))
     real = elementwise(dev, n, dt, reads=reads, writes=writes, flops_per_element=flops)
     ideal = elementwise(dev, n, dt, reads=reads, writes=writes, flops_per_element=flops, derate=False)
-    return _compute(real, ideal, system)
+    cost = _compute(real, ideal, system)
+    curve = op.params.get("curve")
+    if curve is not None:  # a measured op class (fill, scan, FFT): its curve's time at the bytes it counts
+        if curve not in KERNEL_CLASSES:
+            raise ProgramError(f"op {op.name!r}: unknown curve {curve!r}; valid: {', '.join(KERNEL_CLASSES)}")
+        moved = float(op.params.get("curve_bytes", real.hbm_bytes))
+        got = kernel_time(dev, str(curve), moved)
+        if got is not None:
+            return replace(cost, device_s=max(got, real.compute_s))
+    return cost
 
 
 def _norm(system: System, op: Op) -> OpCost:
@@ -216,8 +241,20 @@ def _reduction(system: System, op: Op) -> OpCost:
 def _copy(system: System, op: Op) -> OpCost:
     nbytes = 2.0 * float(_p(op, "bytes"))  # type: ignore[arg-type]
     cost = _bytes(system, nbytes)
-    if op.kind == "copy" and nbytes > 0 and _measured(system, "copy"):  # measured: the ``copy`` curve
-        return replace(cost, device_s=float(memory_time(system.device, "copy", nbytes)[()]))
+    if nbytes <= 0:
+        return cost
+    cls = op.params.get("op") if op.kind == "index" else None
+    if cls in GATHERS or cls in SCATTERS:  # measured: the gather or scatter class's curve
+        moved = moved_bytes(str(cls), nbytes / 2.0, index_bytes=float(op.params.get("index_bytes", 0.0)))
+        got = kernel_time(system.device, str(cls), moved)
+        return cost if got is None else replace(cost, device_s=got)
+    if op.kind == "copy" and op.params.get("layout") == "transpose":  # measured: the ``transpose`` curve
+        got = kernel_time(system.device, "transpose", moved_bytes("transpose", nbytes, elements=_int(op, "elements")))
+        if got is not None:
+            return replace(cost, device_s=got)
+    if op.kind == "copy" and _measured(system, "copy"):  # measured: the ``copy`` curve (hot: its L2 curve)
+        hot = bool(op.params.get("l2_resident", False))
+        return replace(cost, device_s=float(memory_time(system.device, "copy", nbytes, l2_resident=hot)[()]))
     return cost
 
 
@@ -233,7 +270,12 @@ def _sort(system: System, op: Op) -> OpCost:
     cost = _bytes(system, 2.0 * SORT_PASSES * keys)
     if _is_topk(system, op):  # measured: rooflib.compute.memory's ``topk`` curve, input bytes once
         return replace(cost, device_s=float(memory_time(system.device, "topk", keys)[()]))
-    return cost
+    if str(op.params.get("op", op.name.removeprefix("aten."))) == "topk" or keys <= 0:
+        return cost
+    cols = _int(op, "cols", _int(op, "elements"))  # measured: in-place rows, or CUB's radix sort
+    cls = "sort_rows" if cols <= SORT_ROW_MAX else "sort"
+    got = kernel_time(system.device, cls, sort_bytes(_int(op, "elements"), bytes_per_element(_dtype(op))))
+    return cost if got is None else replace(cost, device_s=got)
 
 
 def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:

@@ -55,9 +55,31 @@ MEMORY_OP_KINDS = (
     "topk",
     "gemm",
     "attention",
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "cumsum",
+    "fft",
+    "rfft",
+    "rfft_dim0",
 )
 """Op kinds a memory curve may be given for (``gemm``: the weight-streaming side of GEMMs; ``attention``: decode;
-``topk``: ``torch.topk`` along rows, its input bytes once)."""
+``topk``: ``torch.topk`` along rows, its input bytes once). The op classes of the compute family's ``kernels``
+part (:mod:`rooflib.bench.kernel_cases`), each against the bytes that benchmark counts: ``fill`` (bytes written),
+``index_select`` (rows gathered: output twice and the int64 indices), ``gather`` (one index per element: the
+same), ``index_add`` (rows added at indices: source three times and the indices), ``scatter_add`` (elements
+added at random positions, atomics) and ``index_put`` (elements written at indices: the same), ``sort`` (one
+flat array: keys in, keys and int64 indices out) and ``sort_rows`` (rows of at most 4096, each sorted in place
+by one block: the same), ``transpose`` (a bf16 matrix made contiguous from its transpose: read and write; other
+dtypes at the same element count), ``cumsum`` (along rows: read and write), ``fft`` (complex-to-complex along
+the last dimension), ``rfft`` (real-to-complex along the last dimension) and ``rfft_dim0`` (along the first
+dimension: strided signals) (input and output once)."""
 
 
 def _curve_key(key: str) -> str:

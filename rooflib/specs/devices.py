@@ -139,6 +139,12 @@ class HostSpec(SpecModel):
         description="device-side gap between two eagerly launched kernels already queued on a stream, where it is"
         " measured apart from a graph's (the host family's `queued` case); eager timelines use it for kernel_gap",
     )
+    queued_event: Duration | None = Field(
+        None,
+        description="device-side time a timing CUDA event recorded on a stream of queued eager kernels adds (the host"
+        " family's `queued_event` case); eager timelines pay it once per iteration, as ParallelKernelBench's loop"
+        " records one after every call",
+    )
     ops: dict[str, Duration] = Field(
         default_factory=dict,
         description="host cost of one eager call by the aten op it dispatches (aten.topk, aten._to_copy, ...), where"

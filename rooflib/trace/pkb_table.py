@@ -114,8 +114,10 @@ def suite_rows(
 
 FAKE_COPIES = frozenset({"c10d.allgather_", "c10d._allgather_base_", "c10d.allgather_into_tensor_coalesced_"})
 """The c10d calls whose fake-backend version copies on the device: all-gathers copy the input into each of the
-``world`` parts of the output (torch's ``FakeProcessGroup``: ``allgather`` and ``_allgather_base``; measured on
-torch 2.11, where the host cost of these alone grows with the world size, rooflib.bench.host_worker ``c10d``)."""
+``world`` parts of the output, one device-to-device copy each (torch's ``FakeProcessGroup``: ``allgather`` and
+``_allgather_base``; measured on torch 2.11, where the host cost of these alone grows with the world size,
+rooflib.bench.host_worker ``c10d``, and each part is its own memcpy in the CUPTI traces of
+docs/validation/pkb/runs/x1-kernels-2)."""
 
 FAKE_PREFIX = "fake."
 """Prefix of a local part's stand-in for a collective: ``HostSpec.ops`` names its measured host cost as
@@ -144,10 +146,10 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
     With ``fake`` (the default), each collective or send/receive becomes its fake-backend call: an op that costs
     the host what the call costs there (``HostSpec.ops['fake.<c10d op>']``, :func:`fake_name`; ``host_ops`` is
     that mapping, to pick the world-specific key) and the device nothing, except the all-gathers, whose fake
-    version copies the input into every part of the output (a ``copy`` of the output's bytes,
-    :data:`FAKE_COPIES`); the allocations before it stay charged (``host_calls``); the host sync of a barrier
-    goes (the fake barrier waits for nothing). Without ``fake``, the communication is dropped and the ops that
-    waited for it wait for what it waited for.
+    version copies the input into every part of the output (one ``copy`` per part, the first carrying the call's
+    host cost, the others reading the source from L2 where it fits, :data:`FAKE_COPIES`); the allocations before
+    it stay charged (``host_calls``); the host sync of a barrier goes (the fake barrier waits for nothing).
+    Without ``fake``, the communication is dropped and the ops that waited for it wait for what it waited for.
     """
     keep: dict[int, int] = {}
     carried: dict[int, tuple[int, ...]] = {}
@@ -164,13 +166,20 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
         keep[i] = len(ops)
         if comm:
             copies = op.name in FAKE_COPIES
-            params: dict[str, object] = {"bytes": float(op.params.get("bytes", 0.0)) if copies else 0.0}
+            group = op.params.get("group")
+            parts = len(group) if copies and group else (program.world if copies else 1)
+            nbytes = float(op.params.get("bytes", 0.0)) / parts if copies else 0.0
+            params: dict[str, object] = {"bytes": nbytes}
             for key in ("host_calls", "host_extra"):
                 if op.params.get(key):
                     params[key] = op.params[key]
             stream = "compute" if op.stream.startswith("comm") else op.stream
             name = fake_name(op.name, program.world, host_ops)
             ops.append(Op(name, "copy", params, stream=stream, deps=deps, host="kernel"))
+            for _ in range(parts - 1):  # one copy per part of the output, issued within the call's host cost
+                part = {"bytes": nbytes, "l2_resident": True}  # the source the copy before it just read
+                ops.append(Op(f"{name}.part", "copy", part, stream=stream, deps=(len(ops) - 1,), host="none"))
+            keep[i] = len(ops) - 1
         else:
             ops.append(replace(op, deps=deps))
     return Program(f"{program.name}.local", 1, tuple(ops), source=program.source)

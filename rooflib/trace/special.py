@@ -99,7 +99,10 @@ def _fft(call: Call, ctx: Context) -> list[Piece]:
     reads = max(1, round_half_up(x.nbytes / (elements * unit)))
     writes = max(1, round_half_up(out.nbytes / (elements * unit)))
     params = {"reads": reads, "writes": writes, "flops_per_element": flops / elements, "elements": elements}
-    return [Piece("elementwise", {**params, "dtype": dtype}, call.name)]
+    last = len(signal.shape) - 1
+    curve = "rfft_dim0" if any(d != last for d in dims) else ("fft" if call.name == "aten._fft_c2c" else "rfft")
+    measured = {"curve": curve, "curve_bytes": float(x.nbytes + out.nbytes)}  # rooflib.compute.kernels
+    return [Piece("elementwise", {**params, "dtype": dtype, **measured}, call.name)]
 
 
 def _lookup(call: Call, ctx: Context) -> list[Piece]:

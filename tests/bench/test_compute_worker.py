@@ -158,3 +158,42 @@ def test_worker_writes_records_on_the_cpu(tmp_path: Path) -> None:
     assert [r["record"] for r in recs] == ["meta", "point", "point", "meta"]
     assert recs[1]["op"] == "copy" and recs[1]["grid"] == "main" and recs[1]["verified"]
     assert recs[-1]["phase"] == "end" and recs[-1]["points"] == 2
+
+
+def test_kernels_grid_is_what_the_committed_run_measured() -> None:
+    from rooflib.bench.kernel_cases import kernel_points
+
+    recs = read_jsonl(RUNS / "x1-kernels" / "raw" / "compute.jsonl").records
+    points = [r for r in recs if r.get("record") == "point"]
+    assert [(r["op"], r["mode"], r["tensor_bytes"], r["dtype"]) for r in points] == kernel_points()
+    assert all(r["verified"] and r["grid"] == "kernels" for r in points)
+
+
+@pytest.mark.parametrize("op", ["copy", "add", "sum", "fill", "index_select", "gather", "index_add", "scatter_add",
+                                "index_put", "sort", "sort_rows", "transpose", "strided", "cumsum", "rfft", "fft",
+                                "rfft_dim0"])  # fmt: skip
+def test_kernel_cases_are_right_on_the_cpu(op: str) -> None:
+    from rooflib.bench.compute_worker import time_case
+    from rooflib.bench.kernel_cases import kernel_case
+
+    dev = torch.device("cpu")
+    dtype = {"sort": "fp32", "sort_rows": "fp32", "rfft": "fp32", "rfft_dim0": "fp32", "fft": "complex64"}.get(
+        op, "bf16"
+    )
+    case = kernel_case(torch, dev, op, 1 << 16, dtype)
+    rec = time_case(torch, dev, case, 2, quick=True)
+    assert rec["verified"], (op, rec["rel_error"])
+    assert case.bytes_moved > 0 and case.extra["elements"] > 0
+
+
+def test_a_wrong_kernel_output_is_not_verified() -> None:
+    from rooflib.bench.compute_worker import time_case
+    from rooflib.bench.kernel_cases import kernel_case
+
+    dev = torch.device("cpu")
+    case = kernel_case(torch, dev, "transpose", 1 << 14, "fp32")
+    case.call = lambda g: g[0].contiguous()  # not transposed
+    assert not time_case(torch, dev, case, 1)["verified"]
+    case = kernel_case(torch, dev, "sort", 1 << 12, "fp32")
+    case.call = lambda g: g[0]  # not sorted
+    assert not time_case(torch, dev, case, 1)["verified"]

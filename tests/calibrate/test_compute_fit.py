@@ -17,20 +17,29 @@ from rooflib.specs import default_catalog
 from rooflib.specs.compute_models import AttentionModelSpec, GemmTiles, MemoryOpsSpec
 
 ROOT = Path(__file__).parents[2]
-RUNS = [ROOT / "docs/validation/h200/runs/x1-compute", ROOT / "docs/validation/h200/runs/x1-compute-holdout"]
+RUNS = [
+    ROOT / "docs/validation/h200/runs/x1-compute",
+    ROOT / "docs/validation/h200/runs/x1-compute-holdout",
+    ROOT / "docs/validation/h200/runs/x1-kernels",  # the kernels grid only
+]
 OPS = [ROOT / "docs/validation/h200/runs/x1-host-programs"]  # only its small-op grid (programs_worker --ops)
 DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
 SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
     "runs/x1-host-programs; fit half)"
 )
+KERNELS_SOURCE = (
+    "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
+    "runs/x1-kernels, runs/x1-host-programs; fit half)"
+)  # the curves with points of the kernels grid
 HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
 
 
 @pytest.fixture(scope="module")
 def fitted() -> Any:
     device = default_catalog().device("h200-sxm")
-    result = fit_compute(load_runs([str(p) for p in RUNS], [str(p) for p in OPS]), device, SOURCE, HOST_SOURCE)
+    frame = load_runs([str(p) for p in RUNS], [str(p) for p in OPS])
+    result = fit_compute(frame, device, SOURCE, HOST_SOURCE, KERNELS_SOURCE)
     assert result is not None
     return result
 
@@ -72,7 +81,9 @@ def test_split_is_deterministic_and_half(fitted: Any) -> None:
     main = rows["grid"] == "main"
     assert 0.4 < again[main].mean() < 0.6
     second = rows[~main]
-    assert not again[~main & ~second["op"].isin(["rmsnorm", "layernorm", "softmax", "sum"])].any()
+    kernels = rows["grid"] == "kernels"
+    assert not again[~main & ~kernels & ~second["op"].isin(["rmsnorm", "layernorm", "softmax", "sum"])].any()
+    assert 0.4 < again[kernels].mean() < 0.6  # every other size of each kernels-grid sweep
 
 
 def test_held_out_errors(fitted: Any) -> None:
@@ -119,3 +130,40 @@ def test_spec_refuses_bad_tables() -> None:
         AttentionModelSpec.model_validate({**att, "efficiency": {"forward-128": 0.5}})
     with pytest.raises(ValidationError, match=r"\(0, 1\]"):
         AttentionModelSpec.model_validate({**att, "efficiency": {"fwd-full-128": 1.5}})
+
+
+def test_launch_bound_points_extend_a_curve_downwards_only() -> None:
+    import pandas as pd
+
+    from rooflib.calibrate.compute import _below
+
+    grp = pd.DataFrame(
+        {
+            "grid": ["main", "main", "kernels", "kernels", "kernels"],
+            "bytes_moved": [1e6, 4e6, 1e3, 5e5, 2e6],  # the kernels grid's 2e6 point overlaps the main sweep
+            "time_s": [2e-6, 4e-6, 1e-6, 3e-6, 9e-6],
+        }
+    )
+    b, t = _below(grp)
+    assert list(b) == [1e6, 4e6, 1e3, 5e5]  # above the main grid's smallest size the main grid alone
+    assert list(t) == [2e-6, 4e-6, 1e-6, 2e-6]  # no slower than that smallest size (time grows with bytes)
+
+
+def test_write_curves_replaces_only_the_named_lines(tmp_path: Path, fitted: Any) -> None:
+    from rooflib.calibrate.compute_report import write_curves
+
+    path = tmp_path / "h200.yaml"
+    before = DEVICE_FILE.read_text()
+    renamed = before.replace("      sort: {", "      sortx: {").replace("      fill: {", "      fillx: {")
+    path.write_text(renamed)
+    block = device_block(fitted)
+    assert write_curves(path, block, ["fill", "sort", "nope"]) == ["fill", "sort"]
+    after = path.read_text()
+    added = [line for line in after.splitlines() if line.startswith(("      fill:", "      sort:"))]
+    assert len(added) == 2 and [x for x in after.splitlines() if x not in added] == renamed.splitlines()
+    path.write_text(before)  # present: replaced in place, every other line as it was
+    write_curves(path, block, ["sort"])
+    assert len(path.read_text().splitlines()) == len(before.splitlines())
+    data = yaml.safe_load(after)["compute"]["memory_ops"]["hbm"]
+    assert {"fill", "sort", "fillx", "sortx"} <= set(data)  # the two added after the last curve of the block
+    MemoryOpsSpec.model_validate({"hbm": {k: v for k, v in data.items() if not k.endswith("x")}})

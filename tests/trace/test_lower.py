@@ -93,8 +93,19 @@ def test_copies_views_and_host_work() -> None:
     xt = TensorMeta((H, T), "bfloat16", 2, (1, H), "gpu")
     assert lower(trace_of(call("aten.t", (xt,), tags=VIEW, self=x))).ops == ()
     assert lower(trace_of(call("aten.empty", (x,), size=(T, H)))).ops == ()
-    clone = call("aten.clone", (tensor(H, T),), self=xt)
-    assert only(lower(trace_of(clone))) == {"kind": "copy", "bytes": T * H * 2}
+    clone = call("aten.clone", (tensor(H, T),), self=xt)  # into a contiguous layout: reads across xt's rows
+    assert only(lower(trace_of(clone))) == {
+        "kind": "copy",
+        "bytes": T * H * 2,
+        "layout": "transpose",
+        "elements": T * H,
+    }
+    keep = call("aten.clone", (xt,), self=xt)  # the strides kept: a plain copy
+    assert only(lower(trace_of(keep))) == {"kind": "copy", "bytes": T * H * 2}
+    rows = TensorMeta((T, H // 2), "bfloat16", 2, (H, 1), "gpu")  # every row's first half: rows read in order
+    assert "layout" not in only(lower(trace_of(call("aten.clone", (tensor(T, H // 2),), self=rows))))
+    into = call("aten.copy_", (tensor(H, T),), self=tensor(H, T), src=xt)
+    assert only(lower(trace_of(into)))["layout"] == "transpose"
     cast = call("aten._to_copy", (tensor(T, H, dtype="float32"),), self=x, dtype="float32")
     assert only(lower(trace_of(cast)))["bytes"] == T * H * 3  # reads 2 bytes, writes 4, per element
     host = tensor(T, H, device="host")
@@ -114,12 +125,25 @@ def test_copy_to_the_host_syncs_unless_non_blocking() -> None:
 def test_index_sort_reduction_and_unmodelled() -> None:
     table, ids = tensor(128256, H), tensor(T, dtype="int64")
     emb = call("aten.embedding", (tensor(T, H),), weight=table, indices=ids)
-    assert only(lower(trace_of(emb))) == {"kind": "index", "bytes": T * H * 2}
+    assert only(lower(trace_of(emb))) == {
+        "kind": "index",
+        "bytes": T * H * 2,
+        "op": "index_select",
+        "index_bytes": T * 8,
+    }
     src = tensor(T, H)
     scatter = call("aten.index_add_", (tensor(2 * T, H),), self=tensor(2 * T, H), dim=0, index=ids, source=src)
-    assert only(lower(trace_of(scatter)))["bytes"] == T * H * 2
+    assert only(lower(trace_of(scatter))) | {} == {
+        "kind": "index",
+        "bytes": T * H * 2,
+        "op": "index_add",
+        "index_bytes": T * 8,
+    }
     topk = call("aten.topk", (tensor(T, 8), tensor(T, 8, dtype="int64")), self=tensor(T, 64, dtype="float32"), k=8)
     assert only(lower(trace_of(topk))) == {"kind": "sort", "elements": T * 64, "dtype": "fp32"}
+    rows = call("aten.sort", (tensor(T, 64), tensor(T, 64, dtype="int64")), self=tensor(T, 64), dim=-1)
+    assert only(lower(trace_of(rows)))["cols"] == 64  # the sorted dimension: rows this short sort in place
+    assert only(lower(trace_of(call("aten.sort", (), self=tensor(T, 64), dim=0))))["cols"] == T
     x = tensor(T, H)
     red = call("aten.sum", (tensor(T),), tags=frozenset({"reduction"}), self=x, dim=(1,))
     assert only(lower(trace_of(red))) == {"kind": "reduction", "elements": T * H, "outputs": T, "dtype": "bf16"}
@@ -130,7 +154,49 @@ def test_index_sort_reduction_and_unmodelled() -> None:
         and p.ops[0].name == "aten.linalg_qr"
     )
     scan = call("aten.cumsum", (tensor(T, dtype="int64"),), self=tensor(T, dtype="int64"), dim=0)
-    assert only(lower(trace_of(scan)))["kind"] == "elementwise"  # a scan reads and writes once
+    got = only(lower(trace_of(scan)))  # a scan reads and writes once, timed by the measured cumsum curve
+    assert (got["kind"], got["curve"], got["curve_bytes"]) == ("elementwise", "cumsum", 2 * T * 8)
+
+
+def test_gathers_and_scatters_name_their_measured_class() -> None:
+    x, idx = tensor(T, H), tensor(T, 2, dtype="int64")
+    gather = call("aten.gather", (tensor(T, 2),), self=x, dim=1, index=idx)  # one index per element
+    assert only(lower(trace_of(gather)))["op"] == "gather"
+    src = tensor(T, 2, dtype="float32")
+    add = call("aten.scatter_add_", (tensor(T, 8, dtype="float32"),), self=tensor(T, 8, dtype="float32"), dim=1,
+               index=idx, src=src)  # fmt: skip
+    assert only(lower(trace_of(add))) | {} == {
+        "kind": "index",
+        "bytes": T * 2 * 4,
+        "op": "scatter_add",
+        "index_bytes": T * 2 * 8,
+    }
+    put = call("aten.index_put_", (x,), self=x, indices=[tensor(T, dtype="int64")], values=tensor(T, H))
+    assert only(lower(trace_of(put)))["op"] == "index_add"  # whole rows per index
+    one = call("aten.index_put_", (tensor(T),), self=tensor(T), indices=[tensor(T, dtype="int64")], values=tensor(T))
+    assert only(lower(trace_of(one)))["op"] == "index_put"  # one element per index, no accumulation
+    # an index expanded along the rows (stride 0): as many distinct indices as rows, each moving a whole row
+    wide = TensorMeta((2 * T, H), "int64", 8, (1, 0), "gpu")
+    moe = call("aten.scatter_add_", (tensor(T, H),), self=tensor(T, H), dim=0, index=wide, src=tensor(2 * T, H))
+    assert only(lower(trace_of(moe))) | {} == {
+        "kind": "index",
+        "bytes": 2 * T * H * 2,
+        "op": "index_add",
+        "index_bytes": 2 * T * 8,
+    }
+
+
+def test_fills_and_ffts_take_their_measured_curves() -> None:
+    zeros = only(lower(trace_of(call("aten.zeros", (tensor(T, H),), size=(T, H)))))
+    assert (zeros["curve"], zeros["curve_bytes"]) == ("fill", T * H * 2)
+    rand = only(lower(trace_of(call("aten.randn", (tensor(T, H),), size=(T, H)))))
+    assert "curve" not in rand  # a random number generator is not a fill kernel
+    x, out = tensor(64, 4096, dtype="float32"), tensor(64, 2049, dtype="complex64")
+    r2c = call("aten._fft_r2c", (out,), self=x, dim=[1], normalization=0, onesided=True)
+    assert only(lower(trace_of(r2c)))["curve"] == "rfft"
+    along0 = call("aten._fft_r2c", (tensor(2049, 64, dtype="complex64"),), self=tensor(4096, 64, dtype="float32"),
+                  dim=[0], normalization=0, onesided=True)  # fmt: skip
+    assert only(lower(trace_of(along0)))["curve"] == "rfft_dim0"
 
 
 def test_consecutive_syncs_count_once() -> None:

@@ -27,8 +27,13 @@ def test_fake_local_part_keeps_each_collective_as_its_host_call() -> None:
     h200 = load_system("hgx-h200", gpus=1)
     ops = h200.device.host.ops  # type: ignore[union-attr]
     local = local_part(_program().build(), ops)
-    assert [op.name for op in local.ops][1:3] == ["fake.c10d.allreduce_", "fake.c10d._allgather_base_@w8"]
-    assert local.ops[1].params["bytes"] == 0.0 and local.ops[2].params["bytes"] == float(1 << 20)
+    names = [op.name for op in local.ops]
+    assert names[1:3] == ["fake.c10d.allreduce_", "fake.c10d._allgather_base_@w8"]
+    assert names[3:10] == ["fake.c10d._allgather_base_@w8.part"] * 7 and local.ops[10].kind == "elementwise"
+    # one copy of the input per part of the output, as the fake group runs it; the first carries the host cost
+    assert local.ops[1].params["bytes"] == 0.0 and local.ops[2].params["bytes"] == float(1 << 20) / 8
+    assert all(op.params == {"bytes": float(1 << 20) / 8, "l2_resident": True} for op in local.ops[3:10])
+    assert all(op.host == "none" and op.deps == (i + 2,) for i, op in enumerate(local.ops[3:10]))
     fake = predict_program(local, h200, gpus=1)
     dropped = predict_program(local_part(_program().build(), fake=False), h200, gpus=1)
     extra = ops["fake.c10d.allreduce_"].value + ops["fake.c10d._allgather_base_@w8"].value

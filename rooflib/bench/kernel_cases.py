@@ -1,0 +1,431 @@
+"""The ``kernels`` part of the ``compute`` family: the op classes programs launch besides GEMMs, attention and the
+streaming ops of the ``memory`` part, each over sizes from a few bytes to hundreds of MiB (torch passed in).
+
+What ParallelKernelBench's single-GPU parts were seen to launch (docs/validation/pkb: every kernel of every op,
+timed by CUPTI) and the model had no measured figure for:
+
+- ``tiny``: the streaming ops (``copy``, ``add``, ``sum`` over rows of 1024, ``fill``) below the ``memory`` part's
+  smallest size (256 KiB), down to one element: the device time of a launch-bound kernel;
+- ``gather``: rows of a table picked by index (``index_select``; ``embedding`` and ``x[idx]`` run the same kernel
+  family), and ``gather`` along the last dimension (one index per element);
+- ``scatter``: ``index_add_`` of rows and ``scatter_add_`` of elements at random indices (atomics), and
+  ``index_put_`` without accumulation;
+- ``sort``: ``torch.sort`` of one flat fp32 array (CUB's radix sort) and of rows (segmented; a bitonic sort in
+  place for short rows);
+- ``transpose``: ``x.t().contiguous()`` of a square matrix (bf16, fp32, complex64), and an elementwise op on a
+  transposed view (``strided``: PyTorch's non-vectorised elementwise kernel);
+- ``cumsum`` along rows of 1024;
+- ``fft``: ``torch.fft.rfft`` (fp32 in) and ``torch.fft.fft`` (complex64) along rows of ``n`` points.
+
+Each builder returns a :class:`rooflib.bench.compute_ops.Case`: ``bytes_moved`` counts every input and output once
+(indices included), the model's convention; ``extra`` names the op's own size (``elements``, ``rows``, ``cols``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from rooflib.bench.compute_ops import Case
+from rooflib.bench.torch_common import rel_error
+
+__all__ = ["KERNEL_OPS", "kernel_case", "kernel_points"]
+
+KERNEL_OPS = (
+    "copy",
+    "add",
+    "sum",
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "strided",
+    "cumsum",
+    "rfft",
+    "fft",
+    "rfft_dim0",
+)
+"""Op names of the ``kernels`` part (``copy``, ``add``, ``sum`` and ``fill`` at launch-bound sizes)."""
+
+ROW = 1024
+"""Row length of the row ops (``sum``, ``cumsum``, ``index_select``, ``index_add``)."""
+
+
+def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
+    """``(op, cache, tensor_bytes, dtype)``: each op over input tensors from a few bytes (launch-bound) to 256 MiB
+    or more, cold (inputs cycled through more than 3x the L2), and the streaming ops also hot (one group)."""
+    tiny = [1 << p for p in range(1, 19, 2)]  # 2 B .. 128 KiB
+    big = [1 << p for p in range(10, 29, 2)]  # 1 KiB .. 256 MiB
+    if quick:
+        tiny, big = tiny[::4], big[::4]
+    out: list[tuple[str, str, int, str]] = []
+    for op in ("copy", "add", "sum", "fill"):
+        lo = 2048 if op == "sum" else 2  # sum: at least two rows of 1024 bf16
+        out += [(op, cache, s, "bf16") for cache in ("cold", "hot") for s in tiny if s >= lo]
+    out += [("fill", "cold", s, "bf16") for s in big if s > tiny[-1]]
+    for op in ("index_select", "gather", "index_add", "scatter_add", "index_put", "cumsum"):
+        out += [(op, "cold", s, "bf16") for s in big if s >= 4096]
+    out += [("sort", "cold", s, "fp32") for s in big]
+    out += [("sort_rows", "cold", s, "fp32") for s in big if s >= 4096]
+    for dt in ("bf16", "fp32", "complex64"):
+        out += [("transpose", "cold", s, dt) for s in big if s >= 4096]
+    out += [("strided", "cold", s, "bf16") for s in big if s >= 4096]
+    out += [("rfft", "cold", s, "fp32") for s in big if s >= 16384]
+    out += [("fft", "cold", s, "complex64") for s in big if s >= 16384]
+    out += [("rfft_dim0", "cold", s, "fp32") for s in big if s >= 16384]
+    return out
+
+
+_DTYPES = {"bf16": ("bfloat16", 2), "fp32": ("float32", 4), "complex64": ("complex64", 8)}
+_CHECK = 1 << 16  # elements compared with the reference
+
+
+def _square(elements: int) -> tuple[int, int]:
+    """A matrix of ``elements`` (a power of two) as close to square as whole powers of two allow."""
+    rows = 1 << (int(math.log2(max(elements, 1))) // 2)
+    return rows, max(1, elements // rows)
+
+
+def _rows(elements: int, cols: int) -> tuple[int, int]:
+    c = min(cols, elements)
+    return max(1, elements // c), c
+
+
+def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) -> Case:
+    """``op`` over a ``tensor_bytes`` input (see the module docstring); the check compares up to 2**16 output
+    elements (or rows) with a float64 reference computed on the host."""
+    name, size = _DTYPES[dtype]
+    dt = getattr(torch, name)
+    n = max(1, tensor_bytes // size)
+    builders: dict[str, Callable[[], Case]] = {
+        "copy": lambda: _stream(torch, dev, dt, size, n, 1, lambda g: g[0].clone(), lambda g: g[0]),
+        "add": lambda: _stream(torch, dev, dt, size, n, 2, lambda g: g[0] + g[1], lambda g: g[0] + g[1]),
+        "fill": lambda: _fill(torch, dev, dt, size, n),
+        "sum": lambda: _sum(torch, dev, dt, size, n),
+        "index_select": lambda: _index_select(torch, dev, dt, size, n),
+        "gather": lambda: _gather(torch, dev, dt, size, n),
+        "index_add": lambda: _index_add(torch, dev, dt, size, n),
+        "scatter_add": lambda: _scatter_add(torch, dev, size, n),
+        "index_put": lambda: _index_put(torch, dev, dt, size, n),
+        "sort": lambda: _sort(torch, dev, n, rows=False),
+        "sort_rows": lambda: _sort(torch, dev, n, rows=True),
+        "transpose": lambda: _transpose(torch, dev, dt, size, n),
+        "strided": lambda: _strided(torch, dev, dt, size, n),
+        "cumsum": lambda: _cumsum(torch, dev, dt, size, n),
+        "rfft": lambda: _fft(torch, dev, n, real=True),
+        "fft": lambda: _fft(torch, dev, n, real=False),
+        "rfft_dim0": lambda: _fft(torch, dev, n, real=True, dim=0),
+    }
+    if op not in builders:
+        raise ValueError(f"unknown kernels op {op!r}; valid: {', '.join(KERNEL_OPS)}")
+    return builders[op]()
+
+
+def _rel(torch: Any, got: Any, ref: Any) -> float:
+    """:func:`rel_error`, complex tensors compared as pairs of reals."""
+    if got.is_complex():
+        got, ref = torch.view_as_real(got), torch.view_as_real(ref.to(got.dtype))
+    return rel_error(torch, got, ref)
+
+
+def _randn(torch: Any, shape: Any, dev: Any, dt: Any) -> Any:
+    if dt == torch.complex64:
+        return torch.randn(shape, device=dev, dtype=torch.complex64)
+    return torch.randn(shape, device=dev, dtype=dt)
+
+
+def _flat_check(torch: Any, ref: Callable[[Any], Any]) -> Callable[[Any, Any], float]:
+    def check(g: Any, out: Any) -> float:
+        want = ref(tuple(x.double() if x.is_floating_point() else x for x in g))
+        got = out.reshape(-1)[:_CHECK]
+        return rel_error(torch, got, want.reshape(-1)[:_CHECK])
+
+    return check
+
+
+def _stream(
+    torch: Any, dev: Any, dt: Any, size: int, n: int, inputs: int, call: Callable[[Any], Any], ref: Any
+) -> Case:
+    def make(i: int) -> Any:
+        return tuple(_randn(torch, (n,), dev, dt) for _ in range(inputs))
+
+    return Case(
+        make,
+        call,
+        _flat_check(torch, ref),
+        float((inputs + 1) * n * size),
+        float(n * size),
+        2e-2,
+        extra={"elements": n},
+    )
+
+
+def _fill(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    def make(i: int) -> Any:
+        return (torch.empty(n, device=dev, dtype=dt),)
+
+    def call(g: Any) -> Any:
+        return g[0].fill_(1.5)
+
+    def check(g: Any, out: Any) -> float:
+        return rel_error(torch, out[:_CHECK], torch.full_like(out[:_CHECK], 1.5))
+
+    return Case(make, call, check, float(n * size), float(n * size), 0.0, extra={"elements": n})
+
+
+def _sum(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    rows, cols = _rows(n, ROW)
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (rows, cols), dev, dt),)
+
+    def check(g: Any, out: Any) -> float:
+        r = min(rows, 64)
+        return rel_error(torch, out[:r], g[0][:r].double().sum(dim=-1))
+
+    return Case(
+        make,
+        lambda g: g[0].sum(dim=-1),
+        check,
+        float((rows * cols + rows) * size),
+        float(rows * size),
+        2e-2,
+        extra={"rows": rows, "cols": cols, "elements": rows * cols},
+    )
+
+
+def _index_select(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """Gather ``rows`` rows of ``ROW`` elements out of a table twice as tall (``n``: the output's elements)."""
+    rows, cols = _rows(n, ROW)
+    table = 2 * rows
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (table, cols), dev, dt), torch.randint(0, table, (rows,), device=dev))
+
+    def check(g: Any, out: Any) -> float:
+        r = min(rows, 64)
+        return rel_error(torch, out[:r], g[0][g[1][:r]])
+
+    moved = 2 * rows * cols * size + rows * 8
+    return Case(
+        make,
+        lambda g: torch.index_select(g[0], 0, g[1]),
+        check,
+        float(moved),
+        float(rows * cols * size),
+        0.0,
+        extra={"rows": rows, "cols": cols, "elements": rows * cols},
+    )
+
+
+def _gather(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``torch.gather`` along the last dimension: one int64 index per output element, from rows twice as long."""
+    rows, cols = _rows(n, ROW)
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (rows, 2 * cols), dev, dt), torch.randint(0, 2 * cols, (rows, cols), device=dev))
+
+    def check(g: Any, out: Any) -> float:
+        r = min(rows, 16)
+        return rel_error(torch, out[:r], torch.gather(g[0][:r].double(), 1, g[1][:r]))
+
+    moved = 2 * rows * cols * size + rows * cols * 8
+    return Case(
+        make,
+        lambda g: torch.gather(g[0], 1, g[1]),
+        check,
+        float(moved),
+        float(rows * cols * size),
+        0.0,
+        extra={"rows": rows, "cols": cols, "elements": rows * cols},
+    )
+
+
+def _index_add(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``out.index_add_(0, idx, src)``: ``rows`` source rows of ``ROW`` added into a table of as many rows."""
+    rows, cols = _rows(n, ROW)
+
+    def make(i: int) -> Any:
+        src = _randn(torch, (rows, cols), dev, dt)
+        return (torch.zeros(rows, cols, device=dev, dtype=dt), torch.randint(0, rows, (rows,), device=dev), src)
+
+    def call(g: Any) -> Any:
+        return g[0].index_add_(0, g[1], g[2])
+
+    def check(g: Any, out: Any) -> float:  # a finite, shaped output; atomics make the order (and rounding) free
+        return 0.0 if bool(torch.isfinite(out).all()) and out.shape == (rows, cols) else 1.0
+
+    moved = 3 * rows * cols * size + rows * 8
+    return Case(
+        make,
+        call,
+        check,
+        float(moved),
+        float(rows * cols * size),
+        0.0,
+        extra={"rows": rows, "cols": cols, "elements": rows * cols},
+        graph_ok=True,
+    )
+
+
+def _scatter_add(torch: Any, dev: Any, size: int, n: int) -> Case:
+    """``out.scatter_add_(0, idx, src)`` over ``n`` fp32 elements at random positions (fp32: atomics)."""
+
+    def make(i: int) -> Any:
+        src = torch.randn(n, device=dev, dtype=torch.float32)
+        return (torch.zeros(n, device=dev, dtype=torch.float32), torch.randint(0, n, (n,), device=dev), src)
+
+    def call(g: Any) -> Any:
+        return g[0].scatter_add_(0, g[1], g[2])
+
+    def check(g: Any, out: Any) -> float:
+        return 0.0 if bool(torch.isfinite(out).all()) else 1.0
+
+    moved = 3 * n * 4 + n * 8
+    return Case(make, call, check, float(moved), float(n * 4), 0.0, extra={"elements": n})
+
+
+def _index_put(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``x[idx] = v`` (``index_put_`` without accumulation) of ``n`` elements at distinct random positions."""
+
+    def make(i: int) -> Any:
+        idx = torch.randperm(n, device=dev)
+        return (torch.zeros(n, device=dev, dtype=dt), idx, _randn(torch, (n,), dev, dt))
+
+    def call(g: Any) -> Any:
+        return g[0].index_put_((g[1],), g[2])
+
+    def check(g: Any, out: Any) -> float:
+        k = min(n, _CHECK)
+        return rel_error(torch, out[g[1][:k]], g[2][:k])
+
+    moved = 3 * n * size + n * 8
+    return Case(make, call, check, float(moved), float(n * size), 0.0, extra={"elements": n})
+
+
+def _sort(torch: Any, dev: Any, n: int, *, rows: bool) -> Case:
+    """``torch.sort`` of fp32 keys (values and int64 indices out): one flat array, or rows of ``ROW``."""
+    shape = _rows(n, ROW) if rows else (n,)
+
+    def make(i: int) -> Any:
+        return (torch.randn(shape, device=dev, dtype=torch.float32),)
+
+    def call(g: Any) -> Any:
+        return torch.sort(g[0], dim=-1).values
+
+    def check(g: Any, out: Any) -> float:
+        x = g[0].reshape(-1, shape[-1])[: max(1, _CHECK // shape[-1])]
+        want = torch.sort(x.double().cpu(), dim=-1).values
+        return rel_error(torch, out.reshape(-1, shape[-1])[: x.shape[0]].double().cpu(), want)
+
+    extra = {"elements": n, "rows": shape[0] if rows else 1, "cols": shape[-1]}
+    return Case(make, call, check, float(n * (4 + 4 + 8)), float(n * 12), 0.0, extra=extra)
+
+
+def _transpose(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    r, c = _square(n)
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (r, c), dev, dt),)
+
+    def check(g: Any, out: Any) -> float:
+        k = min(c, 64)
+        return _rel(torch, out[:k, : min(r, 64)], g[0][: min(r, 64), :k].t())
+
+    return Case(
+        make,
+        lambda g: g[0].t().contiguous(),
+        check,
+        float(2 * n * size),
+        float(n * size),
+        0.0,
+        extra={"rows": r, "cols": c, "elements": n},
+    )
+
+
+def _strided(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``x.t() * 2``: an elementwise op over a transposed view (a non-contiguous input)."""
+    r, c = _square(n)
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (r, c), dev, dt),)
+
+    def check(g: Any, out: Any) -> float:
+        k = min(c, 64)
+        return rel_error(torch, out[:k, : min(r, 64)], 2 * g[0][: min(r, 64), :k].t())
+
+    return Case(
+        make,
+        lambda g: g[0].t() * 2,
+        check,
+        float(2 * n * size),
+        float(n * size),
+        0.0,
+        extra={"rows": r, "cols": c, "elements": n},
+    )
+
+
+def _cumsum(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    rows, cols = _rows(n, ROW)
+
+    def make(i: int) -> Any:
+        return (torch.randn(rows, cols, device=dev, dtype=torch.float32).to(dt),)
+
+    def check(g: Any, out: Any) -> float:
+        r = min(rows, 16)
+        return rel_error(torch, out[:r].double(), g[0][:r].double().cumsum(dim=-1))
+
+    return Case(
+        make,
+        lambda g: torch.cumsum(g[0], dim=-1),
+        check,
+        float(2 * n * size),
+        float(n * size),
+        5e-2,
+        extra={"rows": rows, "cols": cols, "elements": n},
+    )
+
+
+def _fft(torch: Any, dev: Any, n: int, *, real: bool, dim: int = -1) -> Case:
+    """An FFT of ``cols`` points (4096, fewer for small inputs) over ``rows`` signals: ``rfft`` of fp32 (``n``
+    elements in), or ``fft`` of complex64; along the last dimension, or (``dim=0``) along the first of a
+    ``[cols, rows]`` input (strided signals)."""
+    rows, cols = _rows(n, 4096)
+    dt = torch.float32 if real else torch.complex64
+    size = 4 if real else 8
+    out_elems = rows * (cols // 2 + 1) if real else rows * cols
+    shape = (rows, cols) if dim == -1 else (cols, rows)
+
+    def make(i: int) -> Any:
+        return (torch.randn(shape, device=dev, dtype=dt),)
+
+    def call(g: Any) -> Any:
+        return torch.fft.rfft(g[0], dim=dim) if real else torch.fft.fft(g[0], dim=dim)
+
+    def check(g: Any, out: Any) -> float:
+        if dim == -1:
+            x, got = g[0][: min(rows, 4)], out[: min(rows, 4)]
+        else:
+            x, got = g[0][:, : min(rows, 4)], out[:, : min(rows, 4)]
+        x = x.cpu().to(torch.float64 if real else torch.complex128)
+        want = torch.fft.rfft(x, dim=dim) if real else torch.fft.fft(x, dim=dim)
+        return _rel(torch, got.cpu().to(torch.complex128), want)
+
+    moved = rows * cols * size + out_elems * 8
+    flops = 5.0 * rows * cols * math.log2(max(cols, 2)) * (0.5 if real else 1.0)
+    return Case(
+        make,
+        call,
+        check,
+        float(moved),
+        float(out_elems * 8),
+        1e-4,
+        flops=flops,
+        extra={"rows": rows, "cols": cols, "elements": rows * cols, "dim": dim},
+    )

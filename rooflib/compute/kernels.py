@@ -1,0 +1,115 @@
+"""Device time of the op classes the compute family's ``kernels`` part measures: gathers, scatters, sorts,
+transposes, scans, fills and FFTs, each from its own measured curve.
+
+Each class has one curve of achieved share of ``hbm_bandwidth`` against the bytes its benchmark counts
+(:mod:`rooflib.bench.kernel_cases`, ``compute.memory_ops.hbm`` of the device file); :func:`moved_bytes` is that
+count, written once here and used by the fit's report and by program costs alike:
+
+=================  ================================================================================================
+``fill``           bytes written
+``index_select``   rows gathered by index: the output twice (read from the table, written) and the int64 indices
+``gather``         one index per element: the same
+``index_add``      rows added at indices: the source three times (read, destination read and written), indices
+``scatter_add``    elements added at positions (atomics): the same
+``index_put``      elements written at positions: the same
+``sort``           a flat array (CUB's radix sort): keys in, sorted keys and int64 indices out
+``sort_rows``      rows of at most :data:`SORT_ROW_MAX` elements, each sorted in place by one block: the same
+``transpose``      a matrix made contiguous from its transpose: read and written once, counted as bf16 (the
+                   curve was measured in bf16; a transpose's time follows its element count more than its bytes:
+                   fp32 and complex64 ran within 25 % of bf16 at the same element count on the H200)
+``cumsum``         a scan along rows: read and written once
+``fft``            complex-to-complex along the last dimension: input and output once
+``rfft``           real-to-complex along the last dimension: the same
+``rfft_dim0``      an FFT whose signals are strided (along a leading dimension): the same
+=================  ================================================================================================
+
+A device without a curve for the class gets ``None`` from :func:`kernel_time`: the caller keeps its own
+streaming estimate.
+
+>>> moved_bytes("index_select", 1 << 20, index_bytes=8192)
+2105344.0
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rooflib.compute.memory import memory_time
+from rooflib.specs.devices import DeviceSpec
+
+__all__ = [
+    "GATHERS",
+    "KERNEL_CLASSES",
+    "SCATTERS",
+    "SORT_ROW_MAX",
+    "KernelClass",
+    "kernel_time",
+    "moved_bytes",
+    "sort_bytes",
+]
+
+KernelClass = Literal[
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "cumsum",
+    "fft",
+    "rfft",
+    "rfft_dim0",
+]
+KERNEL_CLASSES: tuple[KernelClass, ...] = (
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "cumsum",
+    "fft",
+    "rfft",
+    "rfft_dim0",
+)
+GATHERS = frozenset({"index_select", "gather"})
+SCATTERS = frozenset({"index_add", "scatter_add", "index_put"})
+SORT_ROW_MAX = 4096
+"""Longest row PyTorch sorts in place, one block per row (``radixSortKVInPlace``; longer rows go to CUB)."""
+
+
+def moved_bytes(kind: str, nbytes: float, *, index_bytes: float = 0.0, elements: float = 0.0) -> float:
+    """The bytes ``kind``'s curve is measured against (module table). ``nbytes``: the bytes the op gathers or
+    scatters (its output or source), sorts (the keys), fills, scans or transforms (input and output once);
+    ``elements``: for ``transpose``, the matrix's elements (its bytes are ignored)."""
+    if kind in GATHERS:
+        return 2.0 * nbytes + index_bytes
+    if kind in SCATTERS:
+        return 3.0 * nbytes + index_bytes
+    if kind in ("sort", "sort_rows"):
+        return nbytes  # keys in, keys and indices out: the caller counts them (sort_bytes)
+    if kind == "transpose":
+        return 4.0 * elements
+    return nbytes
+
+
+def sort_bytes(elements: float, key_bytes: float) -> float:
+    """Bytes a sort moves: keys in, sorted keys and int64 indices out."""
+    return elements * (2.0 * key_bytes + 8.0)
+
+
+def kernel_time(device: DeviceSpec, kind: str, moved: float) -> float | None:
+    """Seconds the device's ``kind`` curve gives for ``moved`` bytes (:func:`moved_bytes`), or ``None`` when the
+    device has no such curve (0 bytes take 0 s)."""
+    models = device.compute
+    if models is None or models.memory_ops is None or not models.memory_ops.curves(kind):
+        return None
+    if moved <= 0:
+        return 0.0
+    return float(memory_time(device, kind, moved)[()])
