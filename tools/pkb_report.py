@@ -434,22 +434,31 @@ def sizes_section(rows: list[dict[str, Any]]) -> list[str]:
 DEVICE_FINDINGS = [
     "",
     "What the device-time comparison shows (the per-point table below: `device, queued` against `device,",
-    "predicted`):",
+    "predicted`; the op-by-op section after it says which ops):",
     "",
     "- eager kernels queued back to back run further apart than a graph's: 1.76 us per one-element kernel",
     "  against 1.05 us in a graph, one such kernel 1.02 us (h200/runs/x1-host-queued, the host family's",
-    "  `queued` case), so an eager stream pays `queued_gap` 0.74 us between kernels (`HostSpec.queued_gap`,",
-    "  in the catalog since this run); without it the 1024x1024 parts were 40 % too fast (median);",
+    "  `queued` case), so an eager stream pays `queued_gap` 0.74 us between kernels (`HostSpec.queued_gap`);",
+    "  without it the 1024x1024 parts were 40 % too fast (median);",
+    "- PKB's loop records a timing event after every call, and behind queued kernels that event holds the",
+    "  stream 2.05 us (one-element kernels each followed by an event run 3.80 us apart against 1.75 us without:",
+    "  h200/runs/x1-host-queued-2, `HostSpec.queued_event`, paid once per eager iteration since session 13);",
+    "- before session 13 gathers, scatters and sorts cost their bytes at the streaming rate and nothing more, so",
+    "  a small one cost nothing (a 16-element sort: 0.00 us predicted, 3.5 us measured); the compute family's",
+    "  `kernels` grid now measures each op class from a few bytes up (h200/runs/x1-kernels: launch-bound kernels",
+    "  0.9-1.2 us, one-row sorts 19-20 us, bf16 transposes 13 % of the HBM rate, atomic scatters 7 %) and the",
+    "  trace names the class of each op; the fake all-gather runs one device-to-device copy per part of its",
+    "  output, the later ones reading their source from L2. With the three, the device-time medians went from",
+    "  22.4 / 18.9 / 21.3 % to 13.3 / 9.7 / 9.7 % (1024x1024 / 4096x4096 / 8192x8192; signed -22 / -16 / -14 %",
+    "  to -4 / -3 / -3 %);",
     "- the device time repeats within 1 % between leases where PKB's timing moves by 9 % (the line above):",
     "  what is left is the model's, not the lent host's;",
-    "- too fast: the references' own Triton kernels (20_blocked_fp8_dequantize runs at a third of the HBM",
-    "  rate its bytes allow at 8192x8192), FFTs (59: 2.6x), convolutions as implicit GEMM (76, 87: 1.6-1.7x)",
-    "  and chains of small pointwise kernels (17, 36-38: 1.4-1.6x), each a figure the catalog does not measure yet;",
-    "- too slow: the depthwise conv1d of 71 (2.5x) and 65's gathers (2-5x). Batched GEMMs of tiny matrices",
-    "  were too (39 and 54-56 at 8192x8192: 39's `bmm` of 16384 1x1x64 products cost 195 us each, the whole",
-    "  part measures 164 us): the tile model ran a wave of full tiles per SM count of matrices; it now packs",
-    "  several small matrices into one tile (`rooflib.compute.tiling.pack_count`), and these parts went from",
-    "  +197 / +98 / +14 / +31 % to -29 / -24 / -24 / -30 % (39, 54, 55, 56; x1-lease-19).",
+    "- too fast still: the references' own Triton kernels (19, 20: a third of the HBM rate their bytes allow),",
+    "  the GEMV of 46, convolutions as implicit GEMM (76, 87) and batched GEMMs of tiny matrices whose leading",
+    "  dimensions are not multiples of 8 (39, 54-56: cuBLAS runs `align1` CUTLASS kernels 20-30x slower than",
+    "  the packed-tile model); too slow: 65's gathers, FFTs along a leading dimension of a 3-D tensor (59: the",
+    "  strided-FFT curve was measured on 2-D inputs) and scatter-adds of an index expanded along rows (MoE",
+    "  combine: coalesced atomics, 2x faster than the random-index `index_add` the curve measured).",
 ]
 
 
@@ -546,6 +555,13 @@ def _by_run(rows: list[dict[str, Any]]) -> list[str]:
                 f"{within} within 10 %"
             )
     return out
+
+
+def kernels_section(suite: Any, runs: Path) -> list[str]:
+    """The op-by-op section (tools/pkb_kernels.py)."""
+    from pkb_kernels import kernels_section as section
+
+    return section(suite, runs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -707,6 +723,8 @@ def main(argv: list[str] | None = None) -> int:
         "  the same day.",
         "",
         *sizes_section(every),
+        "",
+        *kernels_section(suite, out / "runs"),
         "",
         *lease_lines,
         "",

@@ -6,6 +6,7 @@ The profiler slows every later launch in its process (pytorch/pytorch#144455): r
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 import time
@@ -137,6 +138,7 @@ def trace_ops(trace: dict[str, Any]) -> dict[str, Any]:
         ext = (op.get("args") or {}).get("External id")
         if ext is not None and (ext not in by_ext or op["ts"] >= by_ext[ext]["ts"]):
             by_ext[ext] = op
+    tops = _outermost(ops)
     rows: dict[int, dict[int, list[Any]]] = {}
     for k in evs:
         if k.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
@@ -149,16 +151,36 @@ def trace_ops(trace: dict[str, Any]) -> dict[str, Any]:
             continue
         byop = rows.setdefault(step, {})
         if id(op) not in byop:
-            holders = [
-                o
-                for o in ops
-                if o.get("tid") == op.get("tid") and o["ts"] <= op["ts"] and o["ts"] + o["dur"] >= op["ts"] + op["dur"]
-            ]
-            top = min(holders, key=lambda o: (o["ts"], -o["dur"]))["name"] if holders else op["name"]
+            top = _holder(tops.get(op.get("tid"), ([], [])), op)
             shapes = json.dumps((op.get("args") or {}).get("Input Dims") or [])[:200]
             byop[id(op)] = [op["ts"], op["name"], top, shapes, []]
         byop[id(op)][4].append((str(k["name"])[:KERNEL_NAME_CHARS], float(k["dur"]) * 1e-6))
     return _aggregate({step: [tuple(r) for r in byop.values()] for step, byop in rows.items()})
+
+
+def _outermost(ops: list[dict[str, Any]]) -> dict[Any, tuple[list[float], list[dict[str, Any]]]]:
+    """Per thread, the ops no other op holds (their start times, sorted, and the ops): nested spans of one thread
+    never cross, so the outermost op holding an op is the last of these to start at or before it."""
+    by: dict[Any, list[dict[str, Any]]] = {}
+    for o in ops:
+        by.setdefault(o.get("tid"), []).append(o)
+    out: dict[Any, tuple[list[float], list[dict[str, Any]]]] = {}
+    for tid, group in by.items():
+        top: list[dict[str, Any]] = []
+        for o in sorted(group, key=lambda o: (o["ts"], -o["dur"])):
+            if not top or o["ts"] >= top[-1]["ts"] + top[-1]["dur"]:
+                top.append(o)
+        out[tid] = ([float(o["ts"]) for o in top], top)
+    return out
+
+
+def _holder(tops: tuple[list[float], list[dict[str, Any]]], op: dict[str, Any]) -> str:
+    """The name of the outermost op holding ``op`` (``op`` itself when none does)."""
+    starts, spans = tops
+    i = bisect.bisect_right(starts, float(op["ts"])) - 1
+    if i >= 0 and spans[i]["ts"] + spans[i]["dur"] >= op["ts"] + op["dur"]:
+        return str(spans[i]["name"])
+    return str(op["name"])
 
 
 def kernel_ops(events: Iterable[Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ import pandas as pd
 
 from rooflib.calibrate.compute_kernels import fit_attention, fit_gemm
 from rooflib.calibrate.data import Fit, load_results
-from rooflib.specs.compute_models import ComputeModels, MemoryOpsSpec, curve_key
+from rooflib.specs.compute_models import KERNEL_OP_KINDS, ComputeModels, MemoryOpsSpec, curve_key
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = [
@@ -54,21 +54,7 @@ __all__ = [
 
 FLAT_OPS = ("copy", "add", "mul", "gelu", "silu")
 ROWWISE_OPS = ("rmsnorm", "layernorm", "softmax", "sum")
-KERNEL_KINDS = (
-    "fill",
-    "index_select",
-    "gather",
-    "index_add",
-    "scatter_add",
-    "index_put",
-    "sort",
-    "sort_rows",
-    "transpose",
-    "cumsum",
-    "fft",
-    "rfft",
-    "rfft_dim0",
-)
+KERNEL_KINDS = KERNEL_OP_KINDS
 """Op classes of the ``kernels`` grid with a curve of their own (``rooflib.bench.kernel_cases``); its ``copy``,
 ``add`` and ``sum`` points extend those curves down to launch-bound sizes."""
 _DECODE_ROWS = 16  # GEMMs with min(m, n) up to this stream their larger operand: the gemm memory curve

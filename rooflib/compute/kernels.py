@@ -32,9 +32,8 @@ streaming estimate.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from rooflib.compute.memory import memory_time
+from rooflib.specs.compute_models import KERNEL_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = [
@@ -42,42 +41,12 @@ __all__ = [
     "KERNEL_CLASSES",
     "SCATTERS",
     "SORT_ROW_MAX",
-    "KernelClass",
     "kernel_time",
     "moved_bytes",
     "sort_bytes",
 ]
 
-KernelClass = Literal[
-    "fill",
-    "index_select",
-    "gather",
-    "index_add",
-    "scatter_add",
-    "index_put",
-    "sort",
-    "sort_rows",
-    "transpose",
-    "cumsum",
-    "fft",
-    "rfft",
-    "rfft_dim0",
-]
-KERNEL_CLASSES: tuple[KernelClass, ...] = (
-    "fill",
-    "index_select",
-    "gather",
-    "index_add",
-    "scatter_add",
-    "index_put",
-    "sort",
-    "sort_rows",
-    "transpose",
-    "cumsum",
-    "fft",
-    "rfft",
-    "rfft_dim0",
-)
+KERNEL_CLASSES: tuple[str, ...] = KERNEL_OP_KINDS
 GATHERS = frozenset({"index_select", "gather"})
 SCATTERS = frozenset({"index_add", "scatter_add", "index_put"})
 SORT_ROW_MAX = 4096

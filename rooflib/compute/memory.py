@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rooflib.compute.rates import ComputeError
-from rooflib.specs.compute_models import MEMORY_OP_KINDS
+from rooflib.specs.compute_models import KERNEL_OP_KINDS, MEMORY_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SizeCurve, log_interp
 
@@ -48,8 +48,7 @@ def _curves(device: DeviceSpec, op: str) -> dict[int | None, SizeCurve]:
 
 HOLD_TIME = frozenset(
     {"copy", "add", "mul", "gelu", "silu", "swiglu", "rmsnorm", "layernorm", "softmax", "sum", "topk"}
-    | {"fill", "index_select", "gather", "index_add", "scatter_add", "index_put", "sort", "sort_rows"}
-    | {"transpose", "cumsum", "fft", "rfft", "rfft_dim0"}
+    | set(KERNEL_OP_KINDS)
 )
 """Op kinds measured down to small, launch-bound sizes: below the smallest size their time holds. The ``gemm`` and
 ``attention`` curves start at megabytes; their compute models carry the fixed costs of small kernels."""

@@ -31,6 +31,7 @@ from pydantic import AfterValidator, Field, model_validator
 from rooflib.specs.figures import Bandwidth, Duration, SizeCurve, SpecModel, WholeNumber, name_of
 
 __all__ = [
+    "KERNEL_OP_KINDS",
     "MEMORY_OP_KINDS",
     "AttentionModelSpec",
     "ComputeModels",
@@ -40,6 +41,23 @@ __all__ = [
     "attention_key",
     "curve_key",
 ]
+
+KERNEL_OP_KINDS = (
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "cumsum",
+    "fft",
+    "rfft",
+    "rfft_dim0",
+)
+"""The op classes the compute family's ``kernels`` part measures (:mod:`rooflib.compute.kernels`)."""
 
 MEMORY_OP_KINDS = (
     "copy",
@@ -55,19 +73,7 @@ MEMORY_OP_KINDS = (
     "topk",
     "gemm",
     "attention",
-    "fill",
-    "index_select",
-    "gather",
-    "index_add",
-    "scatter_add",
-    "index_put",
-    "sort",
-    "sort_rows",
-    "transpose",
-    "cumsum",
-    "fft",
-    "rfft",
-    "rfft_dim0",
+    *KERNEL_OP_KINDS,
 )
 """Op kinds a memory curve may be given for (``gemm``: the weight-streaming side of GEMMs; ``attention``: decode;
 ``topk``: ``torch.topk`` along rows, its input bytes once). The op classes of the compute family's ``kernels``

@@ -6,8 +6,8 @@ How the program runs:
   far (``.contiguous()``, ``.to()``, indexing and autograd need a CUDA device guard and fail or abort), so while
   tracing, every ``device="cuda"``, ``torch.device("cuda", i)``, ``.cuda()`` and ``.to("cuda")`` is rewritten
   to ``meta`` (a TorchFunctionMode), and the meta tensors are the GPU's. Host (``cpu``) tensors stay host
-  tensors; ops that touch no GPU tensor are host work and are not device ops. ``x.device`` reads ``meta`` and
-  ``x.is_cuda`` is False inside a trace.
+  tensors; ops that touch no GPU tensor are host work and are not device ops. ``x.is_cuda`` is True for them
+  (code that branches on it takes its GPU path), but ``x.device`` reads ``meta``.
 - **INPUTS runs on the meta device** (``torch.device("meta")`` is the default device while it runs, and the
   ``device`` it receives is ``torch.device("cuda")``, rewritten as above): modules and tensors it makes hold no
   data and cost no memory, whatever their size. FUNC runs under ``FakeTensorMode``, which gives every op its

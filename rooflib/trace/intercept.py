@@ -45,12 +45,15 @@ class Intercepts:
         self.free = {T.record_stream, T.pin_memory}
         self.constructors = {torch.tensor, torch.as_tensor, torch.asarray}
         self.reads = {T.tolist, T.cpu, T.numpy}  # the host reads a device tensor (see Recorder.host_read)
+        self.is_cuda = torch._C.TensorBase.is_cuda  # its getter: a device tensor answers True
 
     def _device(self, value: Any) -> Any:
         return self.meta if _is_cuda(value, self.torch) else value
 
     def function(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         kwargs = dict(kwargs)
+        if getattr(func, "__self__", None) is self.is_cuda and args:  # ``x.is_cuda``: the meta tensors are the GPU's
+            return bool(args[0].device == self.meta) or bool(func(*args, **kwargs))
         if func in self.fused and self.recorder.active and not self.recorder.suppress:
             return self._fused(func, args, kwargs)
         if self.values and (func in self.reads or (func is self.tensor_to and self._to_host(args, kwargs))):

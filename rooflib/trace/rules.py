@@ -254,6 +254,9 @@ def _index(call: Call, ctx: Context) -> list[Piece]:
         if source is not None or base.endswith("dense_backward"):
             rows = (source.numel if source is not None else moved) / count >= _ROW_ELEMENTS
             params["op"] = "index_add" if rows else ("scatter_add" if accumulate else "index_put")
+        elif index and base == "aten.scatter" and call.outputs:  # a value written at each index
+            moved = count * call.outputs[0].itemsize
+            params["op"] = "index_put"
     if not moved:
         return []
     if "op" in params:

@@ -15,7 +15,7 @@ _fft_c2c                           thousand points in one pass), FLOPs 5 N log2 
                                    the fp32 vector rate for complex64
 searchsorted, bucketize index      every value looked up and every index written (the sorted sequence is
                                    small and stays in cache)
-bincount, histc        index       every input element scattered once into its bin
+bincount, histc        index       every input element added into its bin (``scatter_add``), after a fill
 _sparse_addmm,         index       the dense operand's rows gathered once per product, the output written
 _sparse_mm, sspaddmm
 =====================  ==========  ============================================================================
@@ -112,9 +112,22 @@ def _lookup(call: Call, ctx: Context) -> list[Piece]:
 
 
 def _histogram(call: Call, ctx: Context) -> list[Piece]:
+    """Every input element added into its bin with an atomic (the ``scatter_add`` class: one bin count per
+    element, the input as its indices), after the bins are zeroed (a fill)."""
     x, weights = call.arg("self"), call.arg("weights")
-    moved = sum(t.nbytes for t in (x, weights) if isinstance(t, TensorMeta))
-    return [Piece("index", {"bytes": moved}, call.name)] if moved else []
+    if not isinstance(x, TensorMeta) or x.numel == 0:
+        return []
+    out = call.outputs[0] if call.outputs else None
+    unit = out.itemsize if out is not None else 8.0
+    counted = {"bytes": x.numel * unit, "op": "scatter_add", "index_bytes": x.nbytes}
+    if isinstance(weights, TensorMeta):
+        counted["index_bytes"] = x.nbytes + weights.nbytes
+    pieces = [Piece("index", counted, call.name)]
+    if out is not None and out.numel:
+        dtype = {8.0: "fp64", 4.0: "fp32", 2.0: "bf16"}.get(out.itemsize, "fp64")
+        fill = {"reads": 0, "writes": 1, "flops_per_element": 0.0, "elements": out.numel, "dtype": dtype}
+        pieces.insert(0, Piece("elementwise", {**fill, "curve": "fill", "curve_bytes": out.nbytes}, call.name))
+    return pieces
 
 
 def _sparse_mm(call: Call, ctx: Context) -> list[Piece]:

@@ -118,7 +118,8 @@ def align_names(left: Sequence[str], right: Sequence[str]) -> list[tuple[Side, S
 def align(pred: Sequence[Side], meas: Sequence[Side]) -> list[tuple[Side | None, Side | None, bool]]:
     """Pairs ``(predicted, measured, matched)``: equal names one to one in the longest matching blocks; a block
     the alignment left unmatched whose ops all have one name on both sides becomes one pair of their sums
-    (matched); anything else comes back unmatched, each op on its own."""
+    (matched), and so do unmatched ops right after a matched pair of their name (:func:`_fold`); anything else
+    comes back unmatched, each op on its own."""
     sm = difflib.SequenceMatcher(None, [p.name for p in pred], [m.name for m in meas], autojunk=False)
     out: list[tuple[Side | None, Side | None, bool]] = []
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
@@ -132,6 +133,26 @@ def align(pred: Sequence[Side], meas: Sequence[Side]) -> list[tuple[Side | None,
             out.append((p, m, True))
         else:
             out += [(p, None, False) for p in ps] + [(None, m, False) for m in ms]
+    return _fold(out)
+
+
+def _fold(pairs: list[tuple[Side | None, Side | None, bool]]) -> list[tuple[Side | None, Side | None, bool]]:
+    """Unmatched ops right after a matched pair of their own name join that pair (an op the other side split in
+    two: one ``aten::cat`` traced, two launched)."""
+    out: list[tuple[Side | None, Side | None, bool]] = []
+    for p, m, ok in pairs:
+        if not ok and out and out[-1][2]:
+            lp, lm, _ = out[-1]
+            one = p if p is not None else m
+            if lp is not None and lm is not None and one is not None and one.name == lp.name:
+                if p is not None:
+                    lp = Side(lp.name, lp.seconds + p.seconds, lp.detail)
+                else:
+                    kernels = tuple(lm.detail.get("kernels", ())) + tuple(one.detail.get("kernels", ()))
+                    lm = Side(lm.name, lm.seconds + one.seconds, {**lm.detail, "kernels": kernels})
+                out[-1] = (lp, lm, True)
+                continue
+        out.append((p, m, ok))
     return out
 
 
@@ -164,7 +185,7 @@ def summarise(pairs: Iterable[OpPair]) -> list[dict[str, Any]]:
             lone_m.append(pr)
         elif pr.predicted_s > 0:
             lone_p.append(pr)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for cls, prs in by.items():
         ratio = sorted(p.predicted_s / p.measured_s for p in prs)
         q = statistics.quantiles(ratio, n=4) if len(ratio) > 1 else [ratio[0]] * 3

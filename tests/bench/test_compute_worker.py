@@ -197,3 +197,11 @@ def test_a_wrong_kernel_output_is_not_verified() -> None:
     case = kernel_case(torch, dev, "sort", 1 << 12, "fp32")
     case.call = lambda g: g[0]  # not sorted
     assert not time_case(torch, dev, case, 1)["verified"]
+
+
+def test_kernels_grid_measures_every_class_the_model_has_a_curve_for() -> None:
+    from rooflib.bench.kernel_cases import KERNEL_OPS, kernel_points
+    from rooflib.specs.compute_models import KERNEL_OP_KINDS
+
+    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided"} | set(KERNEL_OP_KINDS)
+    assert {op for op, *_ in kernel_points()} == set(KERNEL_OPS)

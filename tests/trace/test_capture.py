@@ -269,3 +269,17 @@ def test_grad_mode_entries_are_host_work_of_the_next_op() -> None:
     assert "host_extra" not in p.ops[1].params
     plain = traced("elementwise_chain.py:chain", world=1, rows=64, cols=128)
     assert all("host_extra" not in op.params for op in plain.ops)
+
+
+def test_device_tensors_say_they_are_on_the_gpu() -> None:
+    """Code that branches on ``x.is_cuda`` takes its GPU path (PKB's GNN all-to-alls: the list form there, a
+    concatenation, the single-tensor form and copies back otherwise)."""
+
+    def program(x: Any) -> Any:
+        host = torch.ones(4)
+        assert not host.is_cuda
+        return x * 2 if x.is_cuda else torch.cat([x, x])
+
+    trace = capture_trace(program, lambda r, w, d: (torch.randn(8, 16, device=d),), world=1)
+    names = [c.name for c in trace.calls]
+    assert "aten.mul" in names and "aten.cat" not in names

@@ -306,3 +306,20 @@ def test_stream_waits_become_deps() -> None:
 @pytest.mark.parametrize("world", [1, 2, 8])
 def test_program_world(world: int) -> None:
     assert lower(trace_of(_ar(tensor(8), world), world=world)).world == world
+
+
+def test_a_value_scattered_and_a_histogram_take_their_classes() -> None:
+    idx = tensor(64, 4, dtype="int64")
+    fill = call("aten.scatter_", (tensor(64, 1000),), self=tensor(64, 1000), dim=1, index=idx, value=1.0)
+    assert only(lower(trace_of(fill))) | {} == {
+        "kind": "index",
+        "bytes": 64 * 4 * 2,
+        "op": "index_put",
+        "index_bytes": 64 * 4 * 8,
+    }
+    ids = tensor(4096, dtype="int64")
+    hist = lower(trace_of(call("aten.bincount", (tensor(16, dtype="int64"),), self=ids)))
+    # the host waits for the largest value (it sizes the bins), the bins are zeroed, then one atomic add each
+    assert [op.kind for op in hist.ops] == ["sync", "elementwise", "index"]
+    assert hist.ops[1].params["curve"] == "fill" and hist.ops[2].params["op"] == "scatter_add"
+    assert hist.ops[2].params["bytes"] == 4096 * 8 and hist.ops[2].params["index_bytes"] == 4096 * 8
