@@ -6,7 +6,8 @@ shapes), skinny n, short k, small m and n with long k (split-K territory), tenso
 and 64 shapes drawn log-uniformly from a fixed seed. Memory-bound ops over tensor sizes 256 KiB to 4 GiB (inputs
 cycled to defeat the L2: ``cold``) and, up to 16 MiB, repeated on one L2-resident set (``hot``). Attention
 (``torch.nn.functional.scaled_dot_product_attention``) over sequence lengths 512-16384, head_dim 64/128/256,
-causal or not, MHA and GQA, forward and backward, plus decode (one query against a long KV cache).
+causal or not, MHA and GQA, forward and backward, plus decode (one query against a long KV cache). The
+``kernels`` part: the op classes of :data:`KERNEL_OPS` from a few bytes to 256 MiB (:func:`kernel_points`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 __all__ = [
     "ATTENTION",
     "GRIDS",
+    "KERNEL_OPS",
     "MEMORY_OPS",
     "ROWWISE",
     "AttentionShape",
@@ -25,6 +27,7 @@ __all__ = [
     "holdout_attention_shapes",
     "holdout_gemm_shapes",
     "holdout_memory_points",
+    "kernel_points",
     "memory_points",
 ]
 
@@ -212,3 +215,51 @@ GRIDS = ("main", "holdout")
 grid, measured later, for an out-of-sample check."""
 
 ATTENTION = attention_shapes()
+
+
+KERNEL_OPS = (
+    "copy",
+    "add",
+    "sum",
+    "fill",
+    "index_select",
+    "gather",
+    "index_add",
+    "scatter_add",
+    "index_put",
+    "sort",
+    "sort_rows",
+    "transpose",
+    "strided",
+    "cumsum",
+    "rfft",
+    "fft",
+    "rfft_dim0",
+)
+"""Op names of the ``kernels`` part (``rooflib.bench.kernel_cases``; ``copy``, ``add``, ``sum`` and ``fill`` at
+launch-bound sizes)."""
+
+
+def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
+    """``(op, cache, tensor_bytes, dtype)``: each op over input tensors from a few bytes (launch-bound) to 256 MiB
+    or more, cold (inputs cycled through more than 3x the L2), and the streaming ops also hot (one group)."""
+    tiny = [1 << p for p in range(1, 19, 2)]  # 2 B .. 128 KiB
+    big = [1 << p for p in range(10, 29, 2)]  # 1 KiB .. 256 MiB
+    if quick:
+        tiny, big = tiny[::4], big[::4]
+    out: list[tuple[str, str, int, str]] = []
+    for op in ("copy", "add", "sum", "fill"):
+        lo = 2048 if op == "sum" else 2  # sum: at least two rows of 1024 bf16
+        out += [(op, cache, s, "bf16") for cache in ("cold", "hot") for s in tiny if s >= lo]
+    out += [("fill", "cold", s, "bf16") for s in big if s > tiny[-1]]
+    for op in ("index_select", "gather", "index_add", "scatter_add", "index_put", "cumsum"):
+        out += [(op, "cold", s, "bf16") for s in big if s >= 4096]
+    out += [("sort", "cold", s, "fp32") for s in big]
+    out += [("sort_rows", "cold", s, "fp32") for s in big if s >= 4096]
+    for dt in ("bf16", "fp32", "complex64"):
+        out += [("transpose", "cold", s, dt) for s in big if s >= 4096]
+    out += [("strided", "cold", s, "bf16") for s in big if s >= 4096]
+    out += [("rfft", "cold", s, "fp32") for s in big if s >= 16384]
+    out += [("fft", "cold", s, "complex64") for s in big if s >= 16384]
+    out += [("rfft_dim0", "cold", s, "fp32") for s in big if s >= 16384]
+    return out

@@ -137,7 +137,8 @@ def _memory_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
 
 
 def _kernel_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
-    from rooflib.bench.kernel_cases import kernel_case, kernel_points
+    from rooflib.bench.compute_grids import kernel_points
+    from rooflib.bench.kernel_cases import kernel_case
 
     out = []
     for op, cache, size, dt in kernel_points(args.quick):

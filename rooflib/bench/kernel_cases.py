@@ -27,59 +27,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from rooflib.bench.compute_grids import KERNEL_OPS
 from rooflib.bench.compute_ops import Case
 from rooflib.bench.torch_common import rel_error
 
-__all__ = ["KERNEL_OPS", "kernel_case", "kernel_points"]
-
-KERNEL_OPS = (
-    "copy",
-    "add",
-    "sum",
-    "fill",
-    "index_select",
-    "gather",
-    "index_add",
-    "scatter_add",
-    "index_put",
-    "sort",
-    "sort_rows",
-    "transpose",
-    "strided",
-    "cumsum",
-    "rfft",
-    "fft",
-    "rfft_dim0",
-)
-"""Op names of the ``kernels`` part (``copy``, ``add``, ``sum`` and ``fill`` at launch-bound sizes)."""
+__all__ = ["kernel_case"]
 
 ROW = 1024
 """Row length of the row ops (``sum``, ``cumsum``, ``index_select``, ``index_add``)."""
-
-
-def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
-    """``(op, cache, tensor_bytes, dtype)``: each op over input tensors from a few bytes (launch-bound) to 256 MiB
-    or more, cold (inputs cycled through more than 3x the L2), and the streaming ops also hot (one group)."""
-    tiny = [1 << p for p in range(1, 19, 2)]  # 2 B .. 128 KiB
-    big = [1 << p for p in range(10, 29, 2)]  # 1 KiB .. 256 MiB
-    if quick:
-        tiny, big = tiny[::4], big[::4]
-    out: list[tuple[str, str, int, str]] = []
-    for op in ("copy", "add", "sum", "fill"):
-        lo = 2048 if op == "sum" else 2  # sum: at least two rows of 1024 bf16
-        out += [(op, cache, s, "bf16") for cache in ("cold", "hot") for s in tiny if s >= lo]
-    out += [("fill", "cold", s, "bf16") for s in big if s > tiny[-1]]
-    for op in ("index_select", "gather", "index_add", "scatter_add", "index_put", "cumsum"):
-        out += [(op, "cold", s, "bf16") for s in big if s >= 4096]
-    out += [("sort", "cold", s, "fp32") for s in big]
-    out += [("sort_rows", "cold", s, "fp32") for s in big if s >= 4096]
-    for dt in ("bf16", "fp32", "complex64"):
-        out += [("transpose", "cold", s, dt) for s in big if s >= 4096]
-    out += [("strided", "cold", s, "bf16") for s in big if s >= 4096]
-    out += [("rfft", "cold", s, "fp32") for s in big if s >= 16384]
-    out += [("fft", "cold", s, "complex64") for s in big if s >= 16384]
-    out += [("rfft_dim0", "cold", s, "fp32") for s in big if s >= 16384]
-    return out
 
 
 _DTYPES = {"bf16": ("bfloat16", 2), "fp32": ("float32", 4), "complex64": ("complex64", 8)}

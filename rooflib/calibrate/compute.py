@@ -21,7 +21,7 @@ model needs the row lengths). The small-op grid of a programs run (``programs_wo
 softmax sweeps (four sizes each) fitted whole for every other row length (32 and 128 columns) and held out for
 the others (64 and 256). The ``kernels`` grid (launch-bound streaming ops, gathers, scatters, sorts,
 transposes, scans, FFTs: :mod:`rooflib.bench.kernel_cases`) is split every other size per (op, cache, dtype) and
-fitted into the same curves (its own op classes: :data:`KERNEL_KINDS`).
+fitted into the same curves (its own op classes: :data:`rooflib.specs.compute_models.KERNEL_OP_KINDS`).
 Attention through explicit backends (flash, efficient, cuDNN) is not modelled.
 """
 
@@ -42,7 +42,6 @@ from rooflib.specs.devices import DeviceSpec
 
 __all__ = [
     "FLAT_OPS",
-    "KERNEL_KINDS",
     "ROWWISE_OPS",
     "ComputeFit",
     "compute_rows",
@@ -54,9 +53,6 @@ __all__ = [
 
 FLAT_OPS = ("copy", "add", "mul", "gelu", "silu")
 ROWWISE_OPS = ("rmsnorm", "layernorm", "softmax", "sum")
-KERNEL_KINDS = KERNEL_OP_KINDS
-"""Op classes of the ``kernels`` grid with a curve of their own (``rooflib.bench.kernel_cases``); its ``copy``,
-``add`` and ``sum`` points extend those curves down to launch-bound sizes."""
 _DECODE_ROWS = 16  # GEMMs with min(m, n) up to this stream their larger operand: the gemm memory curve
 
 
@@ -167,7 +163,7 @@ def fit_split(rows: pd.DataFrame) -> pd.Series:
     fit.update(_every_other_length(rows[memory & small], ["run", "op", "dtype"]))
     sweep = rows[~main & op.isin(ROWWISE_OPS) & (rows["mode"] == "cold") & (rows["cols"] != 8192)]
     fit.update(_alternate(sweep, ["run", "op", "cols"], ["tensor_bytes"]))
-    kernels = rows[(rows["grid"] == "kernels") & op.isin(FLAT_OPS + ROWWISE_OPS + KERNEL_KINDS)]
+    kernels = rows[(rows["grid"] == "kernels") & op.isin(FLAT_OPS + ROWWISE_OPS + KERNEL_OP_KINDS)]
     fit.update(_alternate(kernels, ["run", "op", "mode", "dtype"], ["tensor_bytes"]))
     gemm = rows[main & (op == "gemm")]
     fit.update(_alternate(gemm, ["run", "dtype"], ["_line"]))
@@ -250,7 +246,7 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
             where += f" ({grp['dtype'].iloc[0]}, the small-op grid: programs_worker --ops)"
         b, t = _below(grp)
         hbm[curve_key(op, cols)] = _curve(b, t, bw, src(grp, where))
-    for op, grp in rows[(rows["mode"] == "cold") & rows["op"].isin(KERNEL_KINDS)].groupby("op"):
+    for op, grp in rows[(rows["mode"] == "cold") & rows["op"].isin(KERNEL_OP_KINDS)].groupby("op"):
         if op == "transpose":  # bf16 only: other dtypes are predicted at the same element count
             grp = grp[grp["dtype"] == "bf16"]
         where = src(grp, f"{source}, {op}")

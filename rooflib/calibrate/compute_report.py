@@ -28,7 +28,8 @@ import yaml
 from rooflib.calibrate.compute import ComputeFit, fit_compute, load_runs
 from rooflib.calibrate.compute_kernels import attention_predict, gemm_predict
 from rooflib.compute import elementwise, elementwise_op, normalization, reduction
-from rooflib.compute.kernels import KERNEL_CLASSES, kernel_time, moved_bytes
+from rooflib.compute.kernels import kernel_time, moved_bytes
+from rooflib.specs.compute_models import KERNEL_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = ["device_block", "error_table", "main", "predict_rows", "subsets"]
@@ -42,7 +43,7 @@ COMMAND = (
 
 def _memory_time(device: DeviceSpec, r: dict[str, Any]) -> float:
     op, dt, hot = str(r["op"]), str(r["dtype"]), r["mode"] == "hot"
-    if op in KERNEL_CLASSES:  # the benchmark's byte count is the curve's (transpose: by element count)
+    if op in KERNEL_OP_KINDS:  # the benchmark's byte count is the curve's (transpose: by element count)
         moved = float(r["bytes_moved"])
         if op == "transpose":
             moved = moved_bytes(op, moved, elements=float(r["elements"]))

@@ -33,12 +33,10 @@ streaming estimate.
 from __future__ import annotations
 
 from rooflib.compute.memory import memory_time
-from rooflib.specs.compute_models import KERNEL_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = [
     "GATHERS",
-    "KERNEL_CLASSES",
     "SCATTERS",
     "SORT_ROW_MAX",
     "kernel_time",
@@ -46,7 +44,6 @@ __all__ = [
     "sort_bytes",
 ]
 
-KERNEL_CLASSES: tuple[str, ...] = KERNEL_OP_KINDS
 GATHERS = frozenset({"index_select", "gather"})
 SCATTERS = frozenset({"index_add", "scatter_add", "index_put"})
 SORT_ROW_MAX = 4096

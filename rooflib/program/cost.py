@@ -44,7 +44,6 @@ from rooflib.compute import (
 )
 from rooflib.compute.kernels import (
     GATHERS,
-    KERNEL_CLASSES,
     SCATTERS,
     SORT_ROW_MAX,
     kernel_time,
@@ -56,6 +55,7 @@ from rooflib.errors import UnknownNameError
 from rooflib.program.ir import Op, ProgramError
 from rooflib.schedule.stage import direct_egress
 from rooflib.schedule.traffic import comm_lower_bound
+from rooflib.specs.compute_models import KERNEL_OP_KINDS
 from rooflib.specs.resolve import System
 from rooflib.topology import topology_of
 
@@ -204,8 +204,8 @@ def _elementwise(system: System, op: Op) -> OpCost:
     cost = _compute(real, ideal, system)
     curve = op.params.get("curve")
     if curve is not None:  # a measured op class (fill, scan, FFT): its curve's time at the bytes it counts
-        if curve not in KERNEL_CLASSES:
-            raise ProgramError(f"op {op.name!r}: unknown curve {curve!r}; valid: {', '.join(KERNEL_CLASSES)}")
+        if curve not in KERNEL_OP_KINDS:
+            raise ProgramError(f"op {op.name!r}: unknown curve {curve!r}; valid: {', '.join(KERNEL_OP_KINDS)}")
         moved = float(op.params.get("curve_bytes", real.hbm_bytes))
         got = kernel_time(dev, str(curve), moved)
         if got is not None:
@@ -258,11 +258,16 @@ def _copy(system: System, op: Op) -> OpCost:
     return cost
 
 
+def _named_topk(op: Op) -> bool:
+    """A top-k: ``op: topk``, or traced ``aten.topk``."""
+    return str(op.params.get("op", op.name.removeprefix("aten."))) == "topk"
+
+
 def _is_topk(system: System, op: Op) -> bool:
-    """A top-k (``op: topk``, or traced ``aten.topk``) on a device with a measured ``topk`` curve."""
+    """A top-k on a device with a measured ``topk`` curve."""
     models = system.device.compute
-    named = str(op.params.get("op", op.name.removeprefix("aten."))) == "topk"
-    return named and models is not None and models.memory_ops is not None and bool(models.memory_ops.curves("topk"))
+    has = models is not None and models.memory_ops is not None and bool(models.memory_ops.curves("topk"))
+    return _named_topk(op) and has
 
 
 def _sort(system: System, op: Op) -> OpCost:
@@ -270,7 +275,7 @@ def _sort(system: System, op: Op) -> OpCost:
     cost = _bytes(system, 2.0 * SORT_PASSES * keys)
     if _is_topk(system, op):  # measured: rooflib.compute.memory's ``topk`` curve, input bytes once
         return replace(cost, device_s=float(memory_time(system.device, "topk", keys)[()]))
-    if str(op.params.get("op", op.name.removeprefix("aten."))) == "topk" or keys <= 0:
+    if _named_topk(op) or keys <= 0:
         return cost
     cols = _int(op, "cols", _int(op, "elements"))  # measured: in-place rows, or CUB's radix sort
     cls = "sort_rows" if cols <= SORT_ROW_MAX else "sort"

@@ -200,10 +200,10 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
             slots.append(Slot(h0 - begin, host - begin, start - begin, end - begin))
         if mode == "eager" and hc.queued_event and ops:  # the loop's event, recorded after the call's last op
             main = ops[-1].stream
-            event_end = max(stream_free.get(main, 0.0), host) + hc.queued_event
-            if stream_free.get(main, 0.0) > host:  # queued behind the call's kernels: it takes the stream's time
-                stream_free[main] = event_end
-                device_done = max(device_done, event_end)
+            free = stream_free.get(main, 0.0)
+            if free > host:  # queued behind the call's kernels: it takes the stream's time
+                stream_free[main] = free + hc.queued_event
+                device_done = max(device_done, stream_free[main])
         host += hc.iteration
         host_busy += hc.iteration
         iteration_ends.append(max([device_done, host]))

@@ -16,9 +16,11 @@ elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, ex
                    (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors
 copy               _to_copy, clone, copy_, cat, stack, repeat, repeat_interleave, nonzero, unique, pad, flip,
                    roll, tril/triu, *_scatter, *_copy; a copy to
-                   the host (``.cpu()``) is a copy and a host sync unless ``non_blocking``
+                   the host (``.cpu()``) is a copy and a host sync unless ``non_blocking``; a transposing copy
+                   says so (:mod:`rooflib.trace.indexing`)
 index              gathers (index_select, gather, embedding, index, take): bytes gathered; scatters (scatter,
-                   scatter_add, index_add, index_copy, index_put, masked_scatter): bytes scattered
+                   scatter_add, index_add, index_copy, index_put, masked_scatter): bytes scattered; each names
+                   its measured class (:mod:`rooflib.trace.indexing`)
 sort               sort, topk, kthvalue, msort
 elementwise        ``triton.kernel`` (a Triton launch, :mod:`rooflib.trace.triton_stub`): a streaming kernel touching
                    each of its tensor arguments once
@@ -48,12 +50,14 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
+from rooflib.trace.indexing import copy_rule as _copy
+from rooflib.trace.indexing import index_rule as _index
 from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
 from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, round_half_up
-from rooflib.trace.records import Call, TensorMeta, tensors_in
+from rooflib.trace.records import Call, TensorMeta
 from rooflib.trace.special import SPECIAL_RULES
 
-__all__ = ["RULES", "Rule", "lower_compute", "transposed", "value_sized"]
+__all__ = ["RULES", "Rule", "lower_compute", "value_sized"]
 
 
 # --- norms, reductions, sorts -------------------------------------------------------------------------------------
@@ -176,92 +180,6 @@ def _fill(call: Call, ctx: Context) -> list[Piece]:
 def _scan_or_elementwise(call: Call, ctx: Context) -> list[Piece]:
     pieces = _elementwise(call, ctx)
     return _with_curve(pieces, "cumsum") if call.name.removeprefix("aten.").rstrip("_") in _SCANS else pieces
-
-
-# --- copies and indexing -------------------------------------------------------------------------------------------
-def _copy(call: Call, ctx: Context) -> list[Piece]:
-    if call.name == "aten.copy_" or call.name == "aten.copy":
-        src, dst = call.arg("src"), call.arg("self")
-        moved = (src.nbytes + dst.nbytes) / 2
-        to_host, blocking = src.on_gpu and not dst.on_gpu, not call.arg("non_blocking", False)
-    else:
-        inputs = nbytes(tuple(v for k, v in call.args.items() if k != "out"))
-        outputs = sum(t.nbytes for t in call.outputs)
-        moved = (inputs + outputs) / 2
-        to_host = any(t.on_gpu for t in call.inputs) and not all(t.on_gpu for t in call.outputs)
-        blocking = not call.arg("non_blocking", False)
-    if moved == 0:
-        return []
-    params: dict[str, object] = {"bytes": moved}
-    if call.name in _LAYOUT_COPIES:
-        src = call.arg("src") if call.name in ("aten.copy_", "aten.copy") else call.arg("self")
-        dst = call.arg("self") if call.name in ("aten.copy_", "aten.copy") else (call.outputs or (None,))[0]
-        if isinstance(src, TensorMeta) and isinstance(dst, TensorMeta) and transposed(src, dst):
-            params.update(layout="transpose", elements=dst.numel)
-    pieces = [Piece("copy", params, call.name)]
-    if to_host and blocking:  # .cpu(), .to("cpu"), .numpy(): the host waits for the copy
-        pieces.append(Piece("sync", {}, call.name))
-    return pieces
-
-
-_LAYOUT_COPIES = frozenset({"aten.copy_", "aten.copy", "aten.clone", "aten._to_copy", "aten.contiguous"})
-
-
-def _unit_dim(t: TensorMeta) -> int | None:
-    """The one dimension of more than one element with stride 1 (innermost in memory), or None."""
-    ones = [d for d, (n, st) in enumerate(zip(t.shape, t.stride, strict=False)) if n > 1 and st == 1]
-    return ones[0] if len(ones) == 1 else None
-
-
-def transposed(src: TensorMeta, dst: TensorMeta) -> bool:
-    """Whether a copy from ``src`` to ``dst`` (same shape) reads across ``src``'s memory order: the two have a
-    stride-1 dimension each and not the same one (``x.t().contiguous()``, a copy into a permuted layout). A
-    clone that keeps the strides, or a strided slice copied row by row, is not."""
-    if src.shape != dst.shape or src.numel < 2 or len(src.stride) != len(src.shape):
-        return False
-    s, d = _unit_dim(src), _unit_dim(dst)
-    return s is not None and d is not None and s != d
-
-
-_GATHERS = {"aten.index_select", "aten.gather", "aten.embedding", "aten.index", "aten._unsafe_index", "aten.take"}
-_SCATTER_SOURCE = ("src", "source", "values")
-_INDEX_ARGS = ("index", "indices", "mask")
-_ACCUMULATE = {"aten.scatter_add", "aten.scatter_reduce", "aten.index_add", "aten.index_reduce"}
-_ROW_ELEMENTS = 8
-"""Elements moved per index from which a gather or scatter runs row by row (``index_select``'s kernel family)."""
-
-
-def _stored(t: TensorMeta) -> int:
-    """Elements ``t`` holds in memory: an expanded (stride-0) dimension repeats the same ones."""
-    if len(t.stride) != len(t.shape):
-        return t.numel
-    return math.prod(n for n, st in zip(t.shape, t.stride, strict=True) if st != 0)
-
-
-def _index(call: Call, ctx: Context) -> list[Piece]:
-    base = call.name.rstrip("_")
-    index = [t for k in _INDEX_ARGS for t in tensors_in(call.arg(k)) if t.on_gpu]
-    count = max(1, sum(_stored(t) for t in index))  # distinct indices: an expanded index moves whole rows
-    params: dict[str, object] = {}
-    if base in _GATHERS or base == "aten.masked_select":
-        moved = sum(t.nbytes for t in call.outputs)
-        per = sum(t.numel for t in call.outputs) / count
-        params["op"] = "index_select" if per >= _ROW_ELEMENTS and base != "aten.masked_select" else "gather"
-    else:
-        source = next((call.arg(k) for k in _SCATTER_SOURCE if isinstance(call.arg(k), TensorMeta)), None)
-        moved = source.nbytes if source is not None else sum(t.nbytes for t in call.outputs)
-        accumulate = base in _ACCUMULATE or bool(call.arg("accumulate", False)) or base.endswith("dense_backward")
-        if source is not None or base.endswith("dense_backward"):
-            rows = (source.numel if source is not None else moved) / count >= _ROW_ELEMENTS
-            params["op"] = "index_add" if rows else ("scatter_add" if accumulate else "index_put")
-        elif index and base == "aten.scatter" and call.outputs:  # a value written at each index
-            moved = count * call.outputs[0].itemsize
-            params["op"] = "index_put"
-    if not moved:
-        return []
-    if "op" in params:
-        params["index_bytes"] = float(sum(_stored(t) * t.itemsize for t in index))
-    return [Piece("index", {"bytes": moved, **params}, call.name)]
 
 
 def _kernel(call: Call, ctx: Context) -> list[Piece]:

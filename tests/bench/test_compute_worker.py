@@ -161,7 +161,7 @@ def test_worker_writes_records_on_the_cpu(tmp_path: Path) -> None:
 
 
 def test_kernels_grid_is_what_the_committed_run_measured() -> None:
-    from rooflib.bench.kernel_cases import kernel_points
+    from rooflib.bench.compute_grids import kernel_points
 
     recs = read_jsonl(RUNS / "x1-kernels" / "raw" / "compute.jsonl").records
     points = [r for r in recs if r.get("record") == "point"]
@@ -200,7 +200,7 @@ def test_a_wrong_kernel_output_is_not_verified() -> None:
 
 
 def test_kernels_grid_measures_every_class_the_model_has_a_curve_for() -> None:
-    from rooflib.bench.kernel_cases import KERNEL_OPS, kernel_points
+    from rooflib.bench.compute_grids import KERNEL_OPS, kernel_points
     from rooflib.specs.compute_models import KERNEL_OP_KINDS
 
     assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided"} | set(KERNEL_OP_KINDS)

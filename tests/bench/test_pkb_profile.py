@@ -18,60 +18,18 @@ def _trace(durations: list[float]) -> dict[str, Any]:
         t, ext = 100.0 * s, 10 * s
         evs += [
             {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s + 3}", "ts": t, "dur": 90, "tid": 1},
-            {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": "aten::linear",
-                "ts": t + 1,
-                "dur": 20,
-                "tid": 1,
-                "args": {"External id": ext + 1},
-            },
-            {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": "aten::addmm",
-                "ts": t + 2,
-                "dur": 10,
-                "tid": 1,
-                "args": {"External id": ext + 2, "Input Dims": [[4, 8], [8, 4]]},
-            },
-            {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": "aten::view",
-                "ts": t + 25,
-                "dur": 1,
-                "tid": 1,
-                "args": {"External id": ext + 3},
-            },
-            {
-                "ph": "X",
-                "cat": "kernel",
-                "name": "gemm",
-                "ts": t + 30,
-                "dur": dur,
-                "tid": 7,
-                "args": {"External id": ext + 2},
-            },
-            {
-                "ph": "X",
-                "cat": "gpu_memset",
-                "name": "Memset",
-                "ts": t + 40,
-                "dur": 1.0,
-                "tid": 7,
-                "args": {"External id": ext + 2},
-            },
-            {
-                "ph": "X",
-                "cat": "kernel",
-                "name": "outside",
-                "ts": t + 95,
-                "dur": 50.0,
-                "tid": 7,
-                "args": {"External id": 999},
-            },  # no op of the trace launched it
+            {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "ts": t + 1, "dur": 20, "tid": 1,
+             "args": {"External id": ext + 1}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "ts": t + 2, "dur": 10, "tid": 1,
+             "args": {"External id": ext + 2, "Input Dims": [[4, 8], [8, 4]]}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::view", "ts": t + 25, "dur": 1, "tid": 1,
+             "args": {"External id": ext + 3}},
+            {"ph": "X", "cat": "kernel", "name": "gemm", "ts": t + 30, "dur": dur, "tid": 7,
+             "args": {"External id": ext + 2}},
+            {"ph": "X", "cat": "gpu_memset", "name": "Memset", "ts": t + 40, "dur": 1.0, "tid": 7,
+             "args": {"External id": ext + 2}},
+            {"ph": "X", "cat": "kernel", "name": "outside", "ts": t + 95, "dur": 50.0, "tid": 7,
+             "args": {"External id": 999}},  # no op of the trace launched it
         ]
     return {"traceEvents": evs}
 

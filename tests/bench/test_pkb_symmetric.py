@@ -92,3 +92,4 @@ def test_restore_puts_the_originals_back() -> None:
         assert dist.all_to_all_single is before and dist.distributed_c10d.all_to_all_single is before
     finally:
         dist.destroy_process_group()
+

@@ -12,27 +12,18 @@ RUN = Path(__file__).resolve().parents[2] / "docs" / "validation" / "h200" / "ru
 
 
 def _rows(source: str, blocks: int, stage: int, depth: int, per_sm: float) -> dict[str, object]:
-    return {
-        "name": "tma_stream",
-        "source": source,
-        "blocks": blocks,
-        "stage_bytes": stage,
-        "depth": depth,
-        "in_flight_bytes": stage * depth,
-        "bytes_per_s_per_sm": per_sm,
-    }
+    return {"name": "tma_stream", "source": source, "blocks": blocks, "stage_bytes": stage, "depth": depth,
+            "in_flight_bytes": stage * depth, "bytes_per_s_per_sm": per_sm}
 
 
 def test_littles_law_on_rows_below_the_bandwidth() -> None:
-    rows = pd.DataFrame(
-        [
-            _rows("l2", 132, 16384, 1, 16384 / 0.5e-6),  # latency-bound: 0.5 us
-            _rows("l2", 132, 32768, 1, 32768 / 0.7e-6),  # 0.7 us
-            _rows("l2", 132, 32768, 4, 60e9),  # bandwidth-bound: not a latency
-            _rows("l2", 1, 16384, 1, 16384 / 0.2e-6),  # one SM alone: unloaded, not used
-            _rows("hbm", 132, 16384, 1, 16384 / 2e-6),  # HBM: not the operand path of a GEMM's L2-resident tiles
-        ]
-    )
+    rows = pd.DataFrame([
+        _rows("l2", 132, 16384, 1, 16384 / 0.5e-6),  # latency-bound: 0.5 us
+        _rows("l2", 132, 32768, 1, 32768 / 0.7e-6),  # 0.7 us
+        _rows("l2", 132, 32768, 4, 60e9),  # bandwidth-bound: not a latency
+        _rows("l2", 1, 16384, 1, 16384 / 0.2e-6),  # one SM alone: unloaded, not used
+        _rows("hbm", 132, 16384, 1, 16384 / 2e-6),  # HBM: not the operand path of a GEMM's L2-resident tiles
+    ])
     assert operand_latency(rows) == pytest.approx(0.6e-6)
     assert operand_latency(rows[rows["source"] == "hbm"]) is None
 

@@ -12,20 +12,7 @@ def test_predict_json_keys() -> None:
     r = CliRunner().invoke(main, ["predict", "gemm_rs", "-s", "hgx-h100", "-n", "8", "--set", "k=16384", "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
-    kept = {
-        "workload",
-        "system",
-        "gpus",
-        "params",
-        "bound_time_s",
-        "baseline_time_s",
-        "best",
-        "ties",
-        "tie_tolerance",
-        "schedules",
-        "terms",
-        "notes",
-    }
+    kept = {"workload", "system", "gpus", "params", "bound_time_s", "baseline_time_s", "best", "ties", "tie_tolerance", "schedules", "terms", "notes"}
     timeline = {"program", "graph_time_s", "host_time_s", "ops", "unmodelled", "advice"}  # the keys of `rooflib trace`
     assert set(d) == kept | timeline
     assert d["params"]["k"] == 16384 and d["gpus"] == 8
@@ -58,25 +45,12 @@ def test_what_if_across_systems(tmp_path: Path) -> None:
 
 def test_what_if_sweep(tmp_path: Path) -> None:
     out = tmp_path / "sweep.png"
-    args = [
-        "what-if",
-        "gemm_rs",
-        "--systems",
-        "hgx-h100,hgx-b200",
-        "--sweep",
-        "k=1024,16384",
-        "--out",
-        str(out),
-        "--json",
-    ]
+    args = ["what-if", "gemm_rs", "--systems", "hgx-h100,hgx-b200", "--sweep", "k=1024,16384", "--out", str(out), "--json"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     rows = json.loads(r.output)
     assert [(x["system"], x["params"]["k"]) for x in rows] == [
-        ("hgx-h100", 1024),
-        ("hgx-h100", 16384),
-        ("hgx-b200", 1024),
-        ("hgx-b200", 16384),
+        ("hgx-h100", 1024), ("hgx-h100", 16384), ("hgx-b200", 1024), ("hgx-b200", 16384)
     ]
     assert rows[1]["bound_time_s"] > rows[0]["bound_time_s"]  # more K, more work
     assert out.stat().st_size > 1000

@@ -76,8 +76,7 @@ def test_one_tile_more_than_the_sms_takes_a_second_wave(h100_tile_spec: DeviceSp
     assert over.time_s / full.time_s == pytest.approx(2.0)
     # the useful work grew by 1/132 only
     ideal_ratio = (
-        gemm(h100_tile_spec, 7 * tm, 19 * tn, k, ideal=True).time_s
-        / gemm(h100_tile_spec, 11 * tm, 12 * tn, k, ideal=True).time_s
+        gemm(h100_tile_spec, 7 * tm, 19 * tn, k, ideal=True).time_s / gemm(h100_tile_spec, 11 * tm, 12 * tn, k, ideal=True).time_s
     )
     assert ideal_ratio == pytest.approx(133 / 132)
 
@@ -116,9 +115,7 @@ def test_half_the_sms_doubles_compute_time(h100_tile_spec: DeviceSpec) -> None:
     assert half.compute_s / full.compute_s == pytest.approx(2.0)
     assert half.sms == 66
     assert half.memory_s == full.memory_s
-    assert gemm(h100_tile_spec, 8192, 8192, 8192, sms=66, ideal=True).compute_s == pytest.approx(
-        2 * full.flops / 791.2e12
-    )
+    assert gemm(h100_tile_spec, 8192, 8192, 8192, sms=66, ideal=True).compute_s == pytest.approx(2 * full.flops / 791.2e12)
 
 
 def test_explicit_split_k_and_tile(h100_tile_spec: DeviceSpec) -> None:

@@ -12,9 +12,10 @@ import pytest
 
 import rooflib
 from rooflib.calibrate.compute import compute_rows, fit_split, load_runs
-from rooflib.compute.kernels import KERNEL_CLASSES, kernel_time, moved_bytes, sort_bytes
+from rooflib.compute.kernels import kernel_time, moved_bytes, sort_bytes
 from rooflib.program.cost import op_cost
 from rooflib.program.ir import Op
+from rooflib.specs.compute_models import KERNEL_OP_KINDS
 
 RUN = Path(__file__).parents[2] / "docs" / "validation" / "h200" / "runs" / "x1-kernels"
 
@@ -34,12 +35,12 @@ def test_byte_conventions() -> None:
 
 def test_a_device_without_curves_has_no_time() -> None:
     h100 = rooflib.load_system("hgx-h100", gpus=1).device
-    assert all(kernel_time(h100, k, 1e6) is None for k in KERNEL_CLASSES)
+    assert all(kernel_time(h100, k, 1e6) is None for k in KERNEL_OP_KINDS)
 
 
 def test_h200_curves_never_get_faster_with_bytes(h200: rooflib.System) -> None:
     sizes = np.logspace(0, 10, 60)
-    for kind in KERNEL_CLASSES:
+    for kind in KERNEL_OP_KINDS:
         times = [kernel_time(h200.device, kind, float(b)) for b in sizes]
         assert all(t is not None and t > 0 for t in times), kind
         assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(times)), kind  # type: ignore[operator]
@@ -51,7 +52,7 @@ def test_h200_curves_never_get_faster_with_bytes(h200: rooflib.System) -> None:
 def test_held_out_points_of_the_kernels_run(h200: rooflib.System) -> None:
     """Every other size of each sweep was fitted; the others are predicted here (runs/x1-kernels, 2026-12-03)."""
     rows = compute_rows(load_runs([RUN]))
-    rows = rows[rows["op"].isin(KERNEL_CLASSES) & ~fit_split(rows)]
+    rows = rows[rows["op"].isin(KERNEL_OP_KINDS) & ~fit_split(rows)]
     errors = []
     for r in rows.to_dict("records"):
         moved = float(r["bytes_moved"])

@@ -16,13 +16,7 @@ def h200() -> rooflib.System:
 def _pressure(system: rooflib.System, pipe: Pipeline, mech: str, send_bytes: float, latency: float = 1e-6):  # type: ignore[no-untyped-def]
     # compute: 132 SMs for 1 ms at 4.5 TFLOP/s per SM; the send takes as long
     return intra_sm_pressure(
-        system,
-        pipe,
-        mech,
-        send_bytes=send_bytes,
-        compute_s=1e-3,
-        comm_s=1e-3,
-        flops=132 * 4.5e12 * 1e-3,
+        system, pipe, mech, send_bytes=send_bytes, compute_s=1e-3, comm_s=1e-3, flops=132 * 4.5e12 * 1e-3,
         link_latency=latency,
     )
 

@@ -48,7 +48,8 @@ def test_superpod_bisection_is_nic_limited(superpod: System) -> None:
 
 def test_oversubscribed_fabric_halves_bisection(tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "pod.yaml").write_text(
-        "kind: system\nname: tapered-pod\nextends: dgx-h100-superpod\nscale_out: {oversubscription: 2.0}\n"
+        "kind: system\nname: tapered-pod\nextends: dgx-h100-superpod\n"
+        "scale_out: {oversubscription: 2.0}\n"
     )
     cat = rooflib.Catalog.load([tmp_path])
     pod = rooflib.load_system("tapered-pod", nodes=64, catalog=cat)

@@ -7,20 +7,10 @@ from rooflib.validate.overlap import schedule_choice_summary
 
 
 def _table(intra: float, inter: dict[int, float], pred_intra: float, pred_inter: dict[int, float]) -> pd.DataFrame:
-    rows = [
-        {"job": "j", "iters": 1, "schedule": "intra_sm", "comm_sms": 0, "measured_s": intra, "predicted_s": pred_intra}
-    ]
-    rows += [
-        {
-            "job": "j",
-            "iters": 1,
-            "schedule": "inter_sm",
-            "comm_sms": s,
-            "measured_s": inter[s],
-            "predicted_s": pred_inter[s],
-        }
-        for s in inter
-    ]
+    rows = [{"job": "j", "iters": 1, "schedule": "intra_sm", "comm_sms": 0, "measured_s": intra,
+             "predicted_s": pred_intra}]
+    rows += [{"job": "j", "iters": 1, "schedule": "inter_sm", "comm_sms": s, "measured_s": inter[s],
+              "predicted_s": pred_inter[s]} for s in inter]
     return pd.DataFrame(rows)
 
 
