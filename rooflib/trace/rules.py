@@ -9,8 +9,8 @@ attention          scaled_dot_product_attention (recorded whole), _scaled_dot_pr
                    _attention, _flash_attention_forward, _efficient_attention_forward and their backward ops
 norm               native_layer_norm (layernorm), rms_norm / _fused_rms_norm (rmsnorm), _softmax, _safe_softmax,
                    _log_softmax (softmax): rows x cols from the input and the normalised dims
-reduction          ops torch tags ``reduction`` (sum, mean, amax, argmax, var, ...) and nll_loss, logsumexp,
-                   losses: elements read, outputs written
+reduction          ops torch tags ``reduction`` (sum, mean, amax, argmax, var, ...) and nll_loss, losses:
+                   elements read, outputs written; logsumexp as ATen runs it (two reductions, seven elementwise)
 elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, exp, ...), dropout, masked_fill,
                    scans (cumsum, cumprod, cummax, ...: read and write once), loss and softmax backwards, fills
                    (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors
@@ -96,6 +96,25 @@ def _reduction(call: Call, ctx: Context) -> list[Piece]:
     elements = call.arg("target").numel if call.name.startswith("aten.nll_loss") else x.numel
     outputs = call.outputs[0].numel if call.outputs else 1
     return [Piece("reduction", {"elements": elements, "outputs": outputs, "dtype": model_dtype(x)}, call.name)]
+
+
+def _logsumexp(call: Call, ctx: Context) -> list[Piece]:
+    """``logsumexp`` as ATen runs it (``logsumexp_out_impl``): the maxima (a reduction), ``abs() == inf`` and a
+    masked fill on them, ``exp(x - max)`` (two full-size ops), the sum (a reduction), then ``log`` and the add of
+    the maxima back, each one kernel: nine launches where a fused kernel would take one."""
+    x = _first_tensor(call)
+    if x is None or x.numel == 0:
+        return []
+    outputs = call.outputs[0].numel if call.outputs else 1
+    dtype = model_dtype(x)
+    reduce = Piece("reduction", {"elements": x.numel, "outputs": outputs, "dtype": dtype}, call.name)
+
+    def ew(elements: int, reads: int) -> Piece:
+        params = {"reads": reads, "writes": 1, "flops_per_element": 1.0, "elements": elements, "dtype": dtype}
+        return Piece("elementwise", params, call.name)
+
+    small = [ew(outputs, 1) for _ in range(3)]  # abs, == inf, masked_fill_
+    return [reduce, *small, ew(x.numel, 2), ew(x.numel, 1), reduce, ew(outputs, 1), ew(outputs, 2)]
 
 
 def _sort(call: Call, ctx: Context) -> list[Piece]:
@@ -221,12 +240,13 @@ RULES: dict[str, Rule] = {
     **dict.fromkeys(
         _names(
             "aten",
-            "nll_loss_forward nll_loss2d_forward logsumexp count_nonzero mse_loss l1_loss huber_loss smooth_l1_loss "
+            "nll_loss_forward nll_loss2d_forward count_nonzero mse_loss l1_loss huber_loss smooth_l1_loss "
             "binary_cross_entropy binary_cross_entropy_with_logits kl_div argmax argmin all any prod aminmax "
             "var_mean std_mean linalg_vector_norm norm nansum",
         ),
         _reduction,
     ),
+    "aten.logsumexp": _logsumexp,
     **dict.fromkeys(_names("aten", "sort topk kthvalue msort argsort"), _sort),
     **dict.fromkeys(
         _names(

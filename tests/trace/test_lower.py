@@ -323,3 +323,12 @@ def test_a_value_scattered_and_a_histogram_take_their_classes() -> None:
     assert [op.kind for op in hist.ops] == ["sync", "elementwise", "index"]
     assert hist.ops[1].params["curve"] == "fill" and hist.ops[2].params["op"] == "scatter_add"
     assert hist.ops[2].params["bytes"] == 4096 * 8 and hist.ops[2].params["index_bytes"] == 4096 * 8
+
+
+def test_logsumexp_lowers_as_aten_runs_it() -> None:
+    x = tensor(T, 64, dtype="float32")
+    p = lower(trace_of(call("aten.logsumexp", (tensor(T, dtype="float32"),), self=x, dim=(1,))))
+    # maxima, abs, == inf, masked fill, subtract, exp, sum, log, add: two reductions of T x 64 into T
+    assert [op.kind for op in p.ops] == ["reduction"] + ["elementwise"] * 5 + ["reduction"] + ["elementwise"] * 2
+    assert {op.params["elements"] for op in p.ops if op.kind == "reduction"} == {T * 64}
+    assert [op.params["elements"] for op in p.ops if op.kind == "elementwise"] == [T] * 3 + [T * 64] * 2 + [T] * 2
