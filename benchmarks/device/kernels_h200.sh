@@ -6,7 +6,7 @@
 # $OUT/kernels.jsonl (runs/x1-kernels/raw/compute.jsonl) and its log. From the repository root there (PKB carried
 # as .pkb, the pydantic wheels as .wheels):
 #   bash benchmarks/device/kernels_h200.sh [.pkb]
-# KERNELS_S (the kernels part's budget, default 240), LIMIT_S (the whole call, default 570).
+# KERNELS_S (the kernels part's budget, default 240), LIMIT_S (the whole call, default 570), OPS (only these ops).
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -17,7 +17,7 @@ python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 ks=${KERNELS_S:-240}
-timeout -s INT "$((ks + 40))" python3 -m rooflib.bench.compute_worker --part kernels --max-seconds "$ks" \
+timeout -s INT "$((ks + 40))" python3 -m rooflib.bench.compute_worker --part kernels --max-seconds "$ks" --ops "${OPS:-}" \
   --out "$out/kernels.jsonl" 2> "$out/kernels.stderr.log"
 echo "== kernels: exit $? in $SECONDS s, $(grep -c '"record": "point"' "$out/kernels.jsonl") points," \
   "$(grep -c '"verified": false' "$out/kernels.jsonl") not verified"

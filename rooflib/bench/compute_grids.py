@@ -235,6 +235,9 @@ KERNEL_OPS = (
     "rfft",
     "fft",
     "rfft_dim0",
+    "cast",
+    "strided_copy",
+    "sum_dim0",
 )
 """Op names of the ``kernels`` part (``rooflib.bench.kernel_cases``; ``copy``, ``add``, ``sum`` and ``fill`` at
 launch-bound sizes)."""
@@ -262,4 +265,7 @@ def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     out += [("rfft", "cold", s, "fp32") for s in big if s >= 16384]
     out += [("fft", "cold", s, "complex64") for s in big if s >= 16384]
     out += [("rfft_dim0", "cold", s, "fp32") for s in big if s >= 16384]
+    out += [("cast", "cold", s, dt) for dt in ("bf16", "fp32") for s in tiny[1:] + big[4:]]
+    out += [("strided_copy", "cold", s, "bf16") for s in tiny[3:] + big[4:]]
+    out += [("sum_dim0", "cold", s, "bf16") for s in big if s >= 4096]
     return out

@@ -62,6 +62,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-seconds", type=float, default=0.0, help="start no new point after this long (0: none)")
     p.add_argument("--no-kernels", action="store_true", help="do not record kernel names (torch.profiler)")
     p.add_argument("--limit", type=int, default=0, help="only the first N points (tests)")
+    p.add_argument("--ops", default="", help="comma-separated op names: only their points (the kernels part)")
     return p
 
 
@@ -141,7 +142,10 @@ def _kernel_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
     from rooflib.bench.kernel_cases import kernel_case
 
     out = []
+    only = {o for o in args.ops.split(",") if o}
     for op, cache, size, dt in kernel_points(args.quick):
+        if only and op not in only:
+            continue
         fields = {"op": op, "mode": cache, "dtype": dt, "grid": "kernels", "tensor_bytes": size}
         out.append((op, fields, (lambda dev, op=op, s=size, dt=dt: kernel_case(torch, dev, op, s, dt))))
     return out

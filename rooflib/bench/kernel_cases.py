@@ -14,6 +14,11 @@ timed by CUPTI) and the model had no measured figure for:
   place for short rows);
 - ``transpose``: ``x.t().contiguous()`` of a square matrix (bf16, fp32, complex64), and an elementwise op on a
   transposed view (``strided``: PyTorch's non-vectorised elementwise kernel);
+- ``cast``: a contiguous tensor converted to another dtype (bf16 to fp32, fp32 to bf16: PyTorch's unrolled
+  elementwise kernel, not the copy engine's memcpy of a same-dtype clone);
+- ``strided_copy``: a non-contiguous slice made contiguous (``x[:, :c // 2].contiguous()``: the elementwise
+  kernel with an offset calculator, as ``.contiguous()`` of a chunk along the last dimension runs);
+- ``sum_dim0``: column sums (``x.sum(dim=0)`` of ``[rows, 1024]``: a reduction over the leading dimension);
 - ``cumsum`` along rows of 1024;
 - ``fft``: ``torch.fft.rfft`` (fp32 in) and ``torch.fft.fft`` (complex64) along rows of ``n`` points.
 
@@ -73,6 +78,9 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
         "transpose": lambda: _transpose(torch, dev, dt, size, n),
         "strided": lambda: _strided(torch, dev, dt, size, n),
         "cumsum": lambda: _cumsum(torch, dev, dt, size, n),
+        "cast": lambda: _cast(torch, dev, dt, size, n),
+        "strided_copy": lambda: _strided_copy(torch, dev, dt, size, n),
+        "sum_dim0": lambda: _sum_dim0(torch, dev, dt, size, n),
         "rfft": lambda: _fft(torch, dev, n, real=True),
         "fft": lambda: _fft(torch, dev, n, real=False),
         "rfft_dim0": lambda: _fft(torch, dev, n, real=True, dim=0),
@@ -323,6 +331,74 @@ def _strided(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         float(n * size),
         0.0,
         extra={"rows": r, "cols": c, "elements": n},
+    )
+
+
+def _cast(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``x.to(other)``: ``n`` contiguous elements of ``dt`` converted (bf16 to fp32, fp32 to bf16)."""
+    to = torch.float32 if dt == torch.bfloat16 else torch.bfloat16
+    out_size = 4 if to == torch.float32 else 2
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (n,), dev, dt),)
+
+    def check(g: Any, out: Any) -> float:
+        k = min(n, _CHECK)
+        return rel_error(torch, out[:k], g[0][:k].double()) if out.dtype == to else 1.0
+
+    return Case(
+        make,
+        lambda g: g[0].to(to),
+        check,
+        float(n * (size + out_size)),
+        float(n * out_size),
+        1e-2,
+        extra={"elements": n},
+    )
+
+
+def _strided_copy(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``x[:, :c // 2].contiguous()`` of an ``[r, c]`` matrix of ``n`` elements: half its columns copied."""
+    r, c = _square(n)
+    half = max(1, c // 2)
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (r, c), dev, dt),)
+
+    def check(g: Any, out: Any) -> float:
+        k = min(r, 64)
+        return _rel(torch, out[:k], g[0][:k, :half])
+
+    return Case(
+        make,
+        lambda g: g[0][:, :half].contiguous(),
+        check,
+        float(2 * r * half * size),
+        float(r * half * size),
+        0.0,
+        extra={"rows": r, "cols": c, "elements": r * half},
+    )
+
+
+def _sum_dim0(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """Column sums: ``x.sum(dim=0)`` of ``[rows, 1024]`` (``n`` elements)."""
+    rows, cols = _rows(n, ROW)
+
+    def make(i: int) -> Any:
+        return (_randn(torch, (rows, cols), dev, dt),)
+
+    def check(g: Any, out: Any) -> float:
+        k = min(cols, 64)
+        return rel_error(torch, out[:k], g[0][:, :k].double().sum(dim=0))
+
+    return Case(
+        make,
+        lambda g: g[0].sum(dim=0),
+        check,
+        float((rows * cols + cols) * size),
+        float(cols * size),
+        2e-2,
+        extra={"rows": rows, "cols": cols, "elements": rows * cols},
     )
 
 

@@ -37,6 +37,7 @@ import pandas as pd
 
 from rooflib.calibrate.compute_kernels import fit_attention, fit_gemm
 from rooflib.calibrate.data import Fit, load_results
+from rooflib.compute.kernels import bench_class
 from rooflib.specs.compute_models import KERNEL_OP_KINDS, ComputeModels, MemoryOpsSpec, curve_key
 from rooflib.specs.devices import DeviceSpec
 
@@ -163,7 +164,7 @@ def fit_split(rows: pd.DataFrame) -> pd.Series:
     fit.update(_every_other_length(rows[memory & small], ["run", "op", "dtype"]))
     sweep = rows[~main & op.isin(ROWWISE_OPS) & (rows["mode"] == "cold") & (rows["cols"] != 8192)]
     fit.update(_alternate(sweep, ["run", "op", "cols"], ["tensor_bytes"]))
-    kernels = rows[(rows["grid"] == "kernels") & op.isin(FLAT_OPS + ROWWISE_OPS + KERNEL_OP_KINDS)]
+    kernels = rows[(rows["grid"] == "kernels") & op.isin((*FLAT_OPS, *ROWWISE_OPS, *KERNEL_OP_KINDS, "cast"))]
     fit.update(_alternate(kernels, ["run", "op", "mode", "dtype"], ["tensor_bytes"]))
     gemm = rows[main & (op == "gemm")]
     fit.update(_alternate(gemm, ["run", "dtype"], ["_line"]))
@@ -246,7 +247,10 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
             where += f" ({grp['dtype'].iloc[0]}, the small-op grid: programs_worker --ops)"
         b, t = _below(grp)
         hbm[curve_key(op, cols)] = _curve(b, t, bw, src(grp, where))
-    for op, grp in rows[(rows["mode"] == "cold") & rows["op"].isin(KERNEL_OP_KINDS)].groupby("op"):
+    cold_rows = rows[rows["mode"] == "cold"]
+    cls = pd.Series([bench_class(o, d) for o, d in zip(cold_rows["op"], cold_rows["dtype"], strict=True)])
+    cls.index = cold_rows.index
+    for op, grp in cold_rows[cls.isin(KERNEL_OP_KINDS)].groupby(cls[cls.isin(KERNEL_OP_KINDS)]):
         if op == "transpose":  # bf16 only: other dtypes are predicted at the same element count
             grp = grp[grp["dtype"] == "bf16"]
         where = src(grp, f"{source}, {op}")

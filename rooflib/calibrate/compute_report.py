@@ -28,7 +28,7 @@ import yaml
 from rooflib.calibrate.compute import ComputeFit, fit_compute, load_runs
 from rooflib.calibrate.compute_kernels import attention_predict, gemm_predict
 from rooflib.compute import elementwise, elementwise_op, normalization, reduction
-from rooflib.compute.kernels import kernel_time, moved_bytes
+from rooflib.compute.kernels import bench_class, kernel_time, moved_bytes
 from rooflib.specs.compute_models import KERNEL_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 
@@ -37,15 +37,17 @@ __all__ = ["device_block", "error_table", "main", "predict_rows", "subsets"]
 COMMAND = (
     "python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute "
     "docs/validation/h200/runs/x1-compute-holdout docs/validation/h200/runs/x1-kernels "
+    "docs/validation/h200/runs/x1-kernels-2 "
     "--ops docs/validation/h200/runs/x1-host-programs --device h200-sxm --out docs/validation/h200/report-x1-compute"
 )
 
 
 def _memory_time(device: DeviceSpec, r: dict[str, Any]) -> float:
     op, dt, hot = str(r["op"]), str(r["dtype"]), r["mode"] == "hot"
+    op = bench_class(op, dt)
     if op in KERNEL_OP_KINDS:  # the benchmark's byte count is the curve's (transpose: by element count)
         moved = float(r["bytes_moved"])
-        if op == "transpose":
+        if op in ("transpose", "strided_copy"):
             moved = moved_bytes(op, moved, elements=float(r["elements"]))
         got = kernel_time(device, op, moved)
         return float("nan") if got is None else got
@@ -111,6 +113,9 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
             | grid & (op == "fill") & (rows["tensor_bytes"] > 131072),
         ),
         ("  elementwise over a transposed view (the mul curve, not fitted)", grid & (op == "strided")),
+        ("  casts (bf16 to fp32, fp32 to bf16)", grid & (op == "cast")),
+        ("  non-contiguous slices made contiguous", grid & (op == "strided_copy")),
+        ("  column sums (over the leading dimension; not used by programs)", grid & (op == "sum_dim0")),
         ("GEMM (all)", gemm),
         ("  bf16", gemm & (rows["dtype"] == "bf16")),
         ("  fp8", gemm & (rows["dtype"] == "fp8")),

@@ -21,6 +21,15 @@ count, written once here and used by the fit's report and by program costs alike
 ``fft``            complex-to-complex along the last dimension: input and output once
 ``rfft``           real-to-complex along the last dimension: the same
 ``rfft_dim0``      an FFT whose signals are strided (along a leading dimension): the same
+``cast_up``        a contiguous tensor converted to a wider dtype (bf16 to fp32: PyTorch's unrolled elementwise
+                   kernel, half the rate of the narrowing cast on the H200): input and output once
+``cast_down``      the same to a narrower or as wide a dtype (fp32 to bf16)
+``strided_copy``   a non-contiguous view made contiguous (a slice, a chunk along the last dimension, an expanded
+                   tensor; not a transpose): input and output once, counted as bf16 by element count as
+                   ``transpose`` (the same non-vectorised kernel, which runs fp32 with half the unrolling)
+``sum_dim0``       a reduction over the leading dimension (column sums): input and output once; measured and
+                   reported, not used by programs (its time follows the reduction's strategy, which changes with
+                   the shape, not its bytes: held out 59 % on the H200)
 =================  ================================================================================================
 
 A device without a curve for the class gets ``None`` from :func:`kernel_time`: the caller keeps its own
@@ -39,6 +48,7 @@ __all__ = [
     "GATHERS",
     "SCATTERS",
     "SORT_ROW_MAX",
+    "bench_class",
     "kernel_time",
     "moved_bytes",
     "sort_bytes",
@@ -50,17 +60,25 @@ SORT_ROW_MAX = 4096
 """Longest row PyTorch sorts in place, one block per row (``radixSortKVInPlace``; longer rows go to CUB)."""
 
 
+def bench_class(op: str, dtype: str) -> str:
+    """The class a ``kernels``-part record measures: its op, except ``cast`` (``dtype`` the input's: bf16 in is
+    the widening ``cast_up``, fp32 in the narrowing ``cast_down``)."""
+    if op == "cast":
+        return "cast_up" if dtype == "bf16" else "cast_down"
+    return op
+
+
 def moved_bytes(kind: str, nbytes: float, *, index_bytes: float = 0.0, elements: float = 0.0) -> float:
     """The bytes ``kind``'s curve is measured against (module table). ``nbytes``: the bytes the op gathers or
     scatters (its output or source), sorts (the keys), fills, scans or transforms (input and output once);
-    ``elements``: for ``transpose``, the matrix's elements (its bytes are ignored)."""
+    ``elements``: for ``transpose`` and ``strided_copy``, the elements copied (their bytes are then ignored)."""
     if kind in GATHERS:
         return 2.0 * nbytes + index_bytes
     if kind in SCATTERS:
         return 3.0 * nbytes + index_bytes
     if kind in ("sort", "sort_rows"):
         return nbytes  # keys in, keys and indices out: the caller counts them (sort_bytes)
-    if kind == "transpose":
+    if kind in ("transpose", "strided_copy") and elements > 0:
         return 4.0 * elements
     return nbytes
 

@@ -16,9 +16,11 @@ Assumptions beyond the compute models (each says where it comes from):
   curve's (the bytes and the bound stay as above): an ``index`` op whose ``op`` names a gather or scatter class
   (``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``index_put``; ``index_bytes``: its indices), a
   ``sort`` that is not a top-k (rows of ``cols`` up to 4096 sorted in place, longer ones by CUB), a ``copy`` with
-  ``layout: transpose`` (``elements``) and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``,
-  ``rfft``, ``rfft_dim0``) and ``curve_bytes``; a ``copy`` with ``l2_resident`` (its source left in L2 by the op
-  before it) takes the ``copy`` curve's L2-resident time;
+  ``layout: transpose`` (``elements``), ``cast_up``, ``cast_down`` or ``strided_copy`` (input and output once),
+  and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``, ``rfft``, ``rfft_dim0``) and
+  ``curve_bytes``;
+  a ``copy`` with ``l2_resident`` (its source left in L2 by the op before it) takes the ``copy`` curve's
+  L2-resident time;
 - ``reduction``: every input read once and every output written once; on a device with measured ``sum``
   curves the time is theirs (rows = outputs, row length = elements / outputs), and a ``copy`` takes the measured
   ``copy`` curve's time (small copies and reductions then cost a kernel's floor, not their bytes at full rate).
@@ -238,6 +240,9 @@ def _reduction(system: System, op: Op) -> OpCost:
     return cost
 
 
+_COPY_CLASSES = frozenset({"cast_up", "cast_down", "strided_copy"})
+
+
 def _copy(system: System, op: Op) -> OpCost:
     nbytes = 2.0 * float(_p(op, "bytes"))  # type: ignore[arg-type]
     cost = _bytes(system, nbytes)
@@ -250,6 +255,12 @@ def _copy(system: System, op: Op) -> OpCost:
         return cost if got is None else replace(cost, device_s=got)
     if op.kind == "copy" and op.params.get("layout") == "transpose":  # measured: the ``transpose`` curve
         got = kernel_time(system.device, "transpose", moved_bytes("transpose", nbytes, elements=_int(op, "elements")))
+        if got is not None:
+            return replace(cost, device_s=got)
+    layout = op.params.get("layout") if op.kind == "copy" else None
+    if layout in _COPY_CLASSES:  # measured: the cast or strided-copy class's curve, input and output once
+        moved = moved_bytes(str(layout), nbytes, elements=float(op.params.get("elements", 0)))
+        got = kernel_time(system.device, str(layout), moved)
         if got is not None:
             return replace(cost, device_s=got)
     if op.kind == "copy" and _measured(system, "copy"):  # measured: the ``copy`` curve (hot: its L2 curve)

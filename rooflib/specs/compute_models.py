@@ -56,6 +56,10 @@ KERNEL_OP_KINDS = (
     "fft",
     "rfft",
     "rfft_dim0",
+    "cast_up",
+    "cast_down",
+    "strided_copy",
+    "sum_dim0",
 )
 """The op classes the compute family's ``kernels`` part measures (:mod:`rooflib.compute.kernels`)."""
 

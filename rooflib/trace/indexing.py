@@ -1,10 +1,13 @@
 """Rules for copies, gathers and scatters (:mod:`rooflib.trace.rules` lists them by aten name).
 
-A copy that reads across its source's memory order is a transpose (``layout: transpose``, timed by the measured
-``transpose`` curve where the device has one); a gather or scatter names its measured class (``op``:
-``index_select`` or ``gather``; ``index_add``, ``scatter_add`` or ``index_put``) and the bytes of its indices,
-counted by the elements they hold in memory (an index expanded along rows moves whole rows):
-:mod:`rooflib.compute.kernels`.
+How a copy runs (:func:`copy_layout`): one that reads across its source's memory order is a transpose
+(``layout: transpose``, timed by the measured ``transpose`` curve where the device has one); one between dense
+tensors of different dtypes is a cast (``layout: cast_up`` to a wider dtype, ``cast_down`` otherwise); one from
+or into a non-contiguous view that is not a transpose (a slice, a chunk along the last dimension, an expanded
+tensor) is ``layout: strided_copy``; a same-dtype copy between dense tensors is the copy engine's memcpy (the
+``copy`` curve). A gather or scatter names its measured class (``op``: ``index_select`` or ``gather``;
+``index_add``, ``scatter_add`` or ``index_put``) and the bytes of its indices, counted by the elements they hold
+in memory (an index expanded along rows moves whole rows): :mod:`rooflib.compute.kernels`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import math
 from rooflib.trace.pieces import Context, Piece, nbytes
 from rooflib.trace.records import Call, TensorMeta, tensors_in
 
-__all__ = ["copy_rule", "index_rule", "transposed"]
+__all__ = ["copy_layout", "copy_rule", "dense", "index_rule", "transposed"]
 
 
 def copy_rule(call: Call, ctx: Context) -> list[Piece]:
@@ -34,8 +37,12 @@ def copy_rule(call: Call, ctx: Context) -> list[Piece]:
     if call.name in _LAYOUT_COPIES:
         src = call.arg("src") if call.name in ("aten.copy_", "aten.copy") else call.arg("self")
         dst = call.arg("self") if call.name in ("aten.copy_", "aten.copy") else (call.outputs or (None,))[0]
-        if isinstance(src, TensorMeta) and isinstance(dst, TensorMeta) and transposed(src, dst):
-            params.update(layout="transpose", elements=dst.numel)
+        if isinstance(src, TensorMeta) and isinstance(dst, TensorMeta):
+            layout = copy_layout(src, dst)
+            if layout in ("transpose", "strided_copy"):
+                params.update(layout=layout, elements=dst.numel)
+            elif layout is not None:
+                params["layout"] = layout
     pieces = [Piece("copy", params, call.name)]
     if to_host and blocking:  # .cpu(), .to("cpu"), .numpy(): the host waits for the copy
         pieces.append(Piece("sync", {}, call.name))
@@ -59,6 +66,34 @@ def transposed(src: TensorMeta, dst: TensorMeta) -> bool:
         return False
     s, d = _unit_dim(src), _unit_dim(dst)
     return s is not None and d is not None and s != d
+
+
+def dense(t: TensorMeta) -> bool:
+    """Whether ``t`` is contiguous in some order with no gaps or repeats: its strides, sorted, are those of a
+    contiguous tensor of its sizes in that order (dimensions of one element ignored)."""
+    if len(t.stride) != len(t.shape):
+        return True
+    dims = sorted((st, n) for n, st in zip(t.shape, t.stride, strict=True) if n > 1)
+    expect = 1
+    for st, n in dims:
+        if st != expect:
+            return False
+        expect *= n
+    return True
+
+
+def copy_layout(src: TensorMeta, dst: TensorMeta) -> str | None:
+    """How a copy from ``src`` into ``dst`` runs: ``transpose``, ``cast_up``, ``cast_down``, ``strided_copy``, or
+    None (a same-dtype copy between dense tensors: the copy engine's memcpy)."""
+    if src.numel < 1 or src.on_gpu != dst.on_gpu:
+        return None
+    if transposed(src, dst):
+        return "transpose"
+    if not (dense(src) and dense(dst)) or src.numel != dst.numel:  # a view, or a broadcast
+        return "strided_copy"
+    if src.dtype != dst.dtype:
+        return "cast_up" if dst.itemsize > src.itemsize else "cast_down"
+    return None
 
 
 _GATHERS = {"aten.index_select", "aten.gather", "aten.embedding", "aten.index", "aten._unsafe_index", "aten.take"}

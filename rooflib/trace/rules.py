@@ -10,7 +10,8 @@ attention          scaled_dot_product_attention (recorded whole), _scaled_dot_pr
 norm               native_layer_norm (layernorm), rms_norm / _fused_rms_norm (rmsnorm), _softmax, _safe_softmax,
                    _log_softmax (softmax): rows x cols from the input and the normalised dims
 reduction          ops torch tags ``reduction`` (sum, mean, amax, argmax, var, ...) and nll_loss, losses:
-                   elements read, outputs written; logsumexp as ATen runs it (two reductions, seven elementwise)
+                   elements read, outputs written; logsumexp as ATen runs it (two reductions, seven
+                   elementwise)
 elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, exp, ...), dropout, masked_fill,
                    scans (cumsum, cumprod, cummax, ...: read and write once), loss and softmax backwards, fills
                    (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors

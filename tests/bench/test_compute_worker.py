@@ -163,7 +163,8 @@ def test_worker_writes_records_on_the_cpu(tmp_path: Path) -> None:
 def test_kernels_grid_is_what_the_committed_run_measured() -> None:
     from rooflib.bench.compute_grids import kernel_points
 
-    recs = read_jsonl(RUNS / "x1-kernels" / "raw" / "compute.jsonl").records
+    # x1-kernels measured the grid's first 17 ops; x1-kernels-2 (OPS=cast,strided_copy,sum_dim0) the rest
+    recs = [r for run in ("x1-kernels", "x1-kernels-2") for r in read_jsonl(RUNS / run / "raw" / "compute.jsonl").records]
     points = [r for r in recs if r.get("record") == "point"]
     assert [(r["op"], r["mode"], r["tensor_bytes"], r["dtype"]) for r in points] == kernel_points()
     assert all(r["verified"] and r["grid"] == "kernels" for r in points)
@@ -171,13 +172,14 @@ def test_kernels_grid_is_what_the_committed_run_measured() -> None:
 
 @pytest.mark.parametrize("op", ["copy", "add", "sum", "fill", "index_select", "gather", "index_add", "scatter_add",
                                 "index_put", "sort", "sort_rows", "transpose", "strided", "cumsum", "rfft", "fft",
-                                "rfft_dim0"])  # fmt: skip
+                                "rfft_dim0", "cast", "cast:fp32", "strided_copy", "sum_dim0"])  # fmt: skip
 def test_kernel_cases_are_right_on_the_cpu(op: str) -> None:
     from rooflib.bench.compute_worker import time_case
     from rooflib.bench.kernel_cases import kernel_case
 
     dev = torch.device("cpu")
-    dtype = {"sort": "fp32", "sort_rows": "fp32", "rfft": "fp32", "rfft_dim0": "fp32", "fft": "complex64"}.get(
+    op, _, given = op.partition(":")
+    dtype = given or {"sort": "fp32", "sort_rows": "fp32", "rfft": "fp32", "rfft_dim0": "fp32", "fft": "complex64"}.get(
         op, "bf16"
     )
     case = kernel_case(torch, dev, op, 1 << 16, dtype)
@@ -203,5 +205,5 @@ def test_kernels_grid_measures_every_class_the_model_has_a_curve_for() -> None:
     from rooflib.bench.compute_grids import KERNEL_OPS, kernel_points
     from rooflib.specs.compute_models import KERNEL_OP_KINDS
 
-    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided"} | set(KERNEL_OP_KINDS)
+    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided", "cast"} | set(KERNEL_OP_KINDS) - {"cast_up", "cast_down"}
     assert {op for op, *_ in kernel_points()} == set(KERNEL_OPS)

@@ -21,6 +21,7 @@ RUNS = [
     ROOT / "docs/validation/h200/runs/x1-compute",
     ROOT / "docs/validation/h200/runs/x1-compute-holdout",
     ROOT / "docs/validation/h200/runs/x1-kernels",  # the kernels grid only
+    ROOT / "docs/validation/h200/runs/x1-kernels-2",  # casts, strided copies, column sums
 ]
 OPS = [ROOT / "docs/validation/h200/runs/x1-host-programs"]  # only its small-op grid (programs_worker --ops)
 DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
@@ -30,7 +31,7 @@ SOURCE = (
 )
 KERNELS_SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
-    "runs/x1-kernels, runs/x1-host-programs; fit half)"
+    "runs/x1-kernels, runs/x1-kernels-2, runs/x1-host-programs; fit half)"
 )  # the curves with points of the kernels grid
 HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
 

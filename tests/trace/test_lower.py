@@ -102,12 +102,19 @@ def test_copies_views_and_host_work() -> None:
     }
     keep = call("aten.clone", (xt,), self=xt)  # the strides kept: a plain copy
     assert only(lower(trace_of(keep))) == {"kind": "copy", "bytes": T * H * 2}
-    rows = TensorMeta((T, H // 2), "bfloat16", 2, (H, 1), "gpu")  # every row's first half: rows read in order
-    assert "layout" not in only(lower(trace_of(call("aten.clone", (tensor(T, H // 2),), self=rows))))
+    rows = TensorMeta((T, H // 2), "bfloat16", 2, (H, 1), "gpu")  # every row's first half: a strided copy
+    half = only(lower(trace_of(call("aten.clone", (tensor(T, H // 2),), self=rows))))
+    assert half == {"kind": "copy", "bytes": T * H, "layout": "strided_copy", "elements": T * H // 2}
+    same = call("aten.clone", (tensor(T, H),), self=x)  # dense to dense, one dtype: the copy engine's memcpy
+    assert "layout" not in only(lower(trace_of(same)))
+    wide = TensorMeta((T, H), "bfloat16", 2, (0, 1), "gpu")  # one row expanded: read with repeats
+    assert only(lower(trace_of(call("aten.clone", (tensor(T, H),), self=wide))))["layout"] == "strided_copy"
     into = call("aten.copy_", (tensor(H, T),), self=tensor(H, T), src=xt)
     assert only(lower(trace_of(into)))["layout"] == "transpose"
     cast = call("aten._to_copy", (tensor(T, H, dtype="float32"),), self=x, dtype="float32")
-    assert only(lower(trace_of(cast)))["bytes"] == T * H * 3  # reads 2 bytes, writes 4, per element
+    assert only(lower(trace_of(cast))) == {"kind": "copy", "bytes": T * H * 3, "layout": "cast_up"}  # 2 B in, 4 out
+    down = call("aten._to_copy", (x,), self=tensor(T, H, dtype="float32"), dtype="bfloat16")
+    assert only(lower(trace_of(down)))["layout"] == "cast_down"
     host = tensor(T, H, device="host")
     assert lower(trace_of(call("aten.add", (host,), tags=POINTWISE, self=host, other=host))).ops == ()
 
