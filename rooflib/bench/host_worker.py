@@ -37,6 +37,10 @@ final synchronisation over its calls:
 - ``queued`` (CUDA only): 10-500 one-element kernels launched eagerly behind a sleep kernel, all queued before
   the first runs: the device time per kernel of a queued eager stream (the slope less ``kernel_run``: the gap
   between two queued eager kernels, against a graph's ``kernel_gap``);
+- ``queued_sized`` (``--part queued``, CUDA only): 100 kernels of one size queued eagerly behind a sleep kernel
+  and the same 100 in a CUDA graph, sizes 4 B to 16 MiB, a vectorised ``add_`` and a non-vectorised strided
+  ``copy_``: the device time per kernel of each, whose difference is the eager gap at that kernel's duration
+  (is ``HostSpec.queued_gap`` paid on top of every kernel, or hidden behind the longer ones?);
 - ``kernel_run`` (last, CUDA only): the device duration of the one-element ``add_`` kernel inside a graph, from
   the profiler (CUPTI); ``HostSpec.kernel_gap`` is the graph slope less it. Then ``op`` ``add`` and ``mm`` again
   with ``after_profiler: true``: CUPTI stays attached after a profiler session (pytorch/pytorch#144455) and
@@ -58,8 +62,10 @@ final synchronisation over its calls:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -77,7 +83,7 @@ GRAPH_NODES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("local", "nccl", "c10d"), default="local")
+    p.add_argument("--part", choices=("local", "nccl", "c10d", "queued"), default="local")
     p.add_argument("--worlds", default="2,8", help="c10d: fake process-group sizes")
     p.add_argument("--calls", type=int, default=2000, help="back-to-back calls per round")
     p.add_argument("--rounds", type=int, default=7)
@@ -356,6 +362,75 @@ def _queued(torch: Any, dev: Any, sink: Sink, clocks: Clocks | None, count: int 
             sink.write(rec)
 
 
+QUEUED_SIZES = (1, 1 << 12, 1 << 16, 1 << 19, 1 << 22)
+"""fp32 elements per kernel of the ``queued_sized`` case (4 B to 16 MiB)."""
+
+
+def _queued_sized(torch: Any, dev: Any, sink: Sink, clocks: Clocks | None, nodes: int = 100, count: int = 7) -> None:
+    """``queued_sized``: per kernel kind (``add``: ``x.add_(1)``, vectorised; ``strided``: ``y.copy_(s[:, 0])``,
+    one column of a two-column matrix, the non-vectorised kernel) and size, ``nodes`` kernels launched eagerly
+    while a sleep kernel holds the GPU (all queued before the first runs) and the same ``nodes`` captured in a
+    CUDA graph; ``eager_s`` and ``graph_s``: device time per kernel (CUDA events, median of ``count`` rounds).
+    ``verified``: every kernel ran (the adds counted, the copies equal their source) and no round's launches
+    outlasted the hold."""
+    from rooflib.bench.torch_timing import _sleep_rate
+
+    rate = _sleep_rate(torch, dev)
+    for kind in ("add", "strided"):
+        for n in QUEUED_SIZES:
+            x = torch.zeros(n, device=dev)
+            src = torch.randn(n, 2, device=dev)
+            fn = functools.partial(x.add_, 1) if kind == "add" else functools.partial(x.copy_, src[:, 0])
+            fn()
+            torch.cuda.synchronize(dev)
+            runs, held = 1, True
+            eager: list[float] = []
+            graph: list[float] = []
+            hold_s = 2e-3 + 30e-6 * nodes
+            for _ in range(count):
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda.synchronize(dev)
+                t0 = time.perf_counter()
+                torch.cuda._sleep(int(hold_s * rate))
+                a.record()
+                for _ in range(nodes):
+                    fn()
+                b.record()
+                held = held and time.perf_counter() - t0 < hold_s and not torch.cuda.current_stream(dev).query()
+                b.synchronize()
+                eager.append(a.elapsed_time(b) * 1e-3 / nodes)
+                runs += nodes
+            side = torch.cuda.Stream(dev)
+            side.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.stream(side):
+                fn()
+            torch.cuda.current_stream(dev).wait_stream(side)
+            runs += 1
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(nodes):
+                    fn()
+            g.replay()
+            runs += nodes
+            for _ in range(count):
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                g.replay()
+                b.record()
+                b.synchronize()
+                graph.append(a.elapsed_time(b) * 1e-3 / nodes)
+                runs += nodes
+            ok = bool((x == runs).all()) if kind == "add" else bool(torch.equal(x, src[:, 0]))
+            rec: dict[str, Any] = {"record": "point", "family": "host", "name": "queued_sized", "kind": kind}
+            rec["gpus"] = 1
+            rec.update(elements=n, bytes=4 * n, nodes=nodes, calls=count, held=held, verified=held and ok)
+            rec.update(eager_s=statistics.median(eager), graph_s=statistics.median(graph))
+            rec.update(time_s=rec["eager_s"], device_s=rec["eager_s"])
+            rec["sm_mhz"] = clocks.latest_sm_mhz() if clocks else None
+            sink.write(rec)
+            del g
+
+
 def _probe(torch: Any, dev: Any, sink: Sink, when: str) -> None:
     """The host's speed now (:func:`rooflib.bench.torch_timing.host_probe`), at the start and end of the part and
     before each op case: their median (``rooflib.calibrate.host.probe_reference``) is the host's speed while the
@@ -377,8 +452,18 @@ def main(argv: list[str] | None = None) -> None:
         (nccl_part if args.part == "nccl" else c10d_part)(torch, args)
         return
     dev = torch.device("cuda", 0) if args.device == "cuda" else torch.device("cpu")
+    if args.part == "queued" and dev.type != "cuda":
+        sys.stderr.write("error: --part queued needs a CUDA device (--device cuda)\n")
+        raise SystemExit(2)
     sink = Sink(args.out)
     clocks = Clocks(0) if dev.type == "cuda" else None
+    if args.part == "queued":
+        sink.write(meta_record(torch, dev, "host", part="queued"))
+        try:
+            _queued_sized(torch, dev, sink, clocks)
+        finally:
+            finish(sink, clocks, {"record": "meta", "family": "host", "part": "queued", "phase": "end"})
+        return
     sink.write(meta_record(torch, dev, "host", part="local"))
     try:
         _probe(torch, dev, sink, "start")

@@ -148,3 +148,25 @@ def test_committed_host_records() -> None:
         graphs = sorted((r["nodes"], r["device_s"]) for r in points if r["name"] == "graph")
         assert [n for n, _ in graphs] == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
         assert all(b[1] > a[1] for a, b in itertools.pairwise(graphs[2:]))  # more kernels take longer
+
+
+def test_the_eager_gap_is_paid_on_top_of_every_kernel() -> None:
+    """runs/x1-host-queued-3 (``host_worker --part queued``): kernels of 4 B to 16 MiB queued eagerly run
+    ``queued_gap`` longer each than in a graph, however long the kernel: the program model adds the gap to every
+    eager kernel's curve time (measured 0.56-0.71 us for ``add_``, 0.74 us in x1-host-queued)."""
+    import rooflib
+
+    recs = [r for r in read_jsonl(RUNS / "x1-host-queued-3" / "host.jsonl").records if r.get("record") == "point"]
+    assert len(recs) == 10 and all(r["verified"] and r["name"] == "queued_sized" for r in recs)
+    gap = rooflib.load_system("hgx-h200", gpus=1).device.host.queued_gap
+    assert gap is not None
+    adds = [r for r in recs if r["kind"] == "add"]
+    assert max(r["graph_s"] for r in adds) > 6 * gap.value  # the largest kernel lasts several gaps
+    for r in adds:
+        assert r["eager_s"] - r["graph_s"] == pytest.approx(gap.value, rel=0.25), r["bytes"]
+
+
+def test_the_queued_part_needs_a_gpu(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "rooflib.bench.host_worker", "--part", "queued", "--device", "cpu"]
+    got = subprocess.run([*cmd, "--out", str(tmp_path / "q.jsonl")], capture_output=True, text=True, check=False)
+    assert got.returncode == 2 and "needs a CUDA device" in got.stderr and not (tmp_path / "q.jsonl").exists()
