@@ -6,12 +6,12 @@ those fits (their tables are the held-out test: never fitted).
 
 - A100 and H100: every figure of the tile-choice model (:mod:`rooflib.compute.gemm_plan`) fitted on the
   system's own table: the bf16 and fp8 efficiencies of the datasheet peak, the operand, output-tile and
-  split-K partial-sum rates, the unit, kernel and split-K fixed times, the memory side's latency and the fp8
-  activation quantisation's fixed time;
+  split-K partial-sum rates, the unit, kernel and split-K fixed times, the memory side's latency and its share
+  of the datasheet HBM rate (``memory_share``), and the fp8 activation quantisation's fixed time;
 - H200: its block and efficiencies (bf16 and fp8) stay the ones fitted on rooflib's own H200 runs
   (``rooflib calibrate``); only the fp8 activation quantisation time is fitted on its table (the own runs time a
   bare fp8 GEMM);
-- B200 and GB200: per figure, the median over the fits of its portable form: an efficiency as is (A100, H100,
+- B200 and GB200: per figure, the median over the fits of its portable form: an efficiency or share as is (A100, H100,
   H200), a rate as bytes per bf16 FLOP of the datasheet peak and a fixed time as is (A100 and H100: the H200's
   own block has a different structure); nvfp4 takes the fp8 figures (no nvfp4 table before Blackwell).
 
@@ -55,6 +55,7 @@ SYSTEMS = {  # aiconfigurator folder: (catalog device, its device file, role)
 }
 RATES = {"opnd": "operand_bandwidth", "epi": "epilogue_bandwidth", "part": "partial_bandwidth"}
 TIMES = {"unit": "unit_overhead", "fixed": "kernel_fixed", "split": "split_k_reduce", "mem": "memory_latency"}
+SHARES = {"hbm": "memory_share"}
 FP8 = ("eff_fp8", "q_fp8")
 
 
@@ -65,7 +66,7 @@ def start_figures(h200: DeviceSpec) -> dict[str, float]:
     fig: dict[str, float] = {"eff_bf16": h200.gemm_efficiency("bf16"), "eff_fp8": 0.7, "q_fp8": 9e-6}
     fig |= {"opnd": g.operand_bandwidth.value / peak, "epi": g.epilogue_bandwidth.value / peak, "part": 0.01}
     fig |= {"unit": g.unit_overhead.value, "fixed": g.kernel_fixed.value, "split": g.split_k_reduce.value}
-    return fig | {"mem": 2e-6}
+    return fig | {"mem": 2e-6, "hbm": h200.hbm_efficiency.value}
 
 
 def _gemm(device: DeviceSpec) -> GemmModelSpec:
@@ -92,6 +93,9 @@ def with_figures(device: DeviceSpec, template: GemmModelSpec, fig: dict[str, flo
     for key, attr in TIMES.items():
         if key in fig:
             update[attr] = {"value": fig[key], "source": source}
+    for key, attr in SHARES.items():
+        if key in fig:
+            update[attr] = {"value": min(fig[key], 1.0), "source": source}
     quantize = {k: v.model_dump() for k, v in base.quantize.items()}
     if "q_fp8" in fig:
         quantize["fp8"] = {"value": fig["q_fp8"], "source": source}
@@ -255,6 +259,9 @@ def _block(device: DeviceSpec, fig: dict[str, float], source: str, role: str) ->
         block[attr] = _fig(fig[key] * peak, source, "B/s", f"{fig[key]:.4g} B per bf16 FLOP of the datasheet peak")
     for key, attr in TIMES.items():
         block[attr] = _fig(fig[key], source, "s")
+    for key, attr in SHARES.items():
+        if key in fig:
+            block[attr] = {"value": round(min(fig[key], 1.0), 4), "source": source}
     if "q_fp8" in fig:  # no fp8 table (A100): no quantisation figure
         block["quantize"] = {"fp8": _fig(fig["q_fp8"], source, "s", _QUANT_NOTE)}
     if role == "derived" and device.tensor_peak("fp4") is not None:

@@ -169,12 +169,17 @@ def quantize_time(
 
 
 def _memory_rates(device: DeviceSpec, rates: Rates, nbytes: npt.ArrayLike) -> Rates | FloatArray:
-    """The HBM rate of the GEMM's bytes: the measured ``gemm`` curve (an array for arrays) when derated, and the
-    GEMM model's ``memory_latency`` folded in (``bytes / (bytes / rate + latency)``)."""
+    """The HBM rate of the GEMM's bytes when derated: the measured ``gemm`` curve (an array for arrays), else the
+    GEMM model's ``memory_share`` of the datasheet rate, else ``hbm_efficiency``'s; the GEMM model's
+    ``memory_latency`` folded in (``bytes / (bytes / rate + latency)``)."""
     rate: float | FloatArray = rates.bytes_per_s
-    if rates.derated and device.compute is not None and device.compute.memory_ops is not None:
-        rate = memory_rate(device, "gemm", nbytes)
     gemm_model = device.compute.gemm if device.compute is not None else None
+    ops = device.compute.memory_ops if device.compute is not None else None
+    measured = ops is not None and "gemm" in ops.hbm
+    if rates.derated and measured:
+        rate = memory_rate(device, "gemm", nbytes)
+    elif rates.derated and gemm_model is not None and gemm_model.memory_share is not None:
+        rate = device.hbm_bandwidth.value * gemm_model.memory_share.value
     latency = gemm_model.memory_latency if gemm_model is not None and rates.derated else None
     if latency is not None and latency.value > 0:
         b = np.asarray(nbytes, dtype=np.float64)
@@ -263,7 +268,7 @@ def gemm(
     >>> dev = default_catalog().device("h100-sxm5")
     >>> c = gemm(dev, 8192, 8192, 8192)
     >>> c.bound, round(c.time_s * 1e3, 2), round(gemm(dev, 8192, 8192, 8192, ideal=True).time_s * 1e3, 2)
-    ('compute', 1.39, 1.34)
+    ('compute', 1.38, 1.34)
     """
     cost = _gemm_cost(device, m, n, k, dtype, sms, tile, batch, out_dtype, split_k, ideal, derate)
     if not quantize_activations or ideal:

@@ -28,7 +28,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from rooflib.specs.figures import Bandwidth, Duration, SizeCurve, SpecModel, WholeNumber, name_of
+from rooflib.specs.figures import Bandwidth, Duration, Fraction, SizeCurve, SpecModel, WholeNumber, name_of
 
 __all__ = [
     "KERNEL_OP_KINDS",
@@ -185,6 +185,11 @@ class GemmModelSpec(SpecModel):
         None,
         description="fixed time a memory-bound GEMM adds to streaming its bytes at the HBM rate (the ramp of "
         "weight-streaming decode GEMMs); none: the HBM rate alone (or the device's measured gemm curve)",
+    )
+    memory_share: Fraction | None = Field(
+        None,
+        description="share of hbm_bandwidth a GEMM's operand stream reaches, where the device has no measured "
+        "gemm curve (fitted on GEMM tables; a streaming copy's share is hbm_efficiency); none: hbm_efficiency",
     )
     quantize: dict[str, Duration] = Field(
         default_factory=dict,

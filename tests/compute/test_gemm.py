@@ -207,3 +207,24 @@ def test_a_batch_of_tiny_matrices_shares_tiles(device_name: str, dtype: str) -> 
     one_m = np.array([1, 3, 8, 64, 200])
     assert pack_count(one_m, np.full(5, 64), np.ones(5, dtype=np.int64), 128, 128).tolist() == [1, 1, 1, 1, 1]
     assert pack_count(one_m, np.full(5, 64), np.full(5, 4), 128, 128).tolist() == [256, 84, 32, 4, 2]
+
+
+def test_a_fitted_memory_share_sets_the_weight_streaming_rate() -> None:
+    """Where the device has no measured ``gemm`` curve, a GEMM's bytes stream at ``memory_share`` of the
+    datasheet HBM rate (fitted on the GEMM tables: tools/fit_gemm_defaults.py), else at ``hbm_efficiency``'s."""
+    from rooflib.compute.gemm import gemm_times
+    from rooflib.specs import default_catalog
+
+    h100 = default_catalog().device("h100-sxm5")
+    gemm = h100.compute.gemm  # type: ignore[union-attr]
+    assert gemm is not None and gemm.memory_share is not None and "measured: aiconfigurator" in gemm.memory_share.source
+
+    def with_share(share: float | None) -> float:
+        fig = None if share is None else {"value": share, "source": "test"}
+        model = gemm.model_copy(update={"memory_share": fig and type(gemm.memory_share).model_validate(fig)})
+        dev = h100.model_copy(update={"compute": h100.compute.model_copy(update={"gemm": model})})  # type: ignore[union-attr]
+        return float(gemm_times(dev, 1, 16384, 16384, "bf16")[()])  # 512 MiB of weights: memory-bound
+
+    half, same = with_share(0.45), with_share(h100.hbm_efficiency.value)
+    assert same == pytest.approx(with_share(None))
+    assert half == pytest.approx(2 * same, rel=0.05)  # the bytes dominate: half the rate, twice the time
