@@ -268,4 +268,9 @@ def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     out += [("cast", "cold", s, dt) for dt in ("bf16", "fp32") for s in tiny[1:] + big[4:]]
     out += [("strided_copy", "cold", s, "bf16") for s in tiny[3:] + big[4:]]
     out += [("sum_dim0", "cold", s, "bf16") for s in big if s >= 4096]
+    # the same classes with their input left in L2 (one group), up to 4 MiB: a program's op reads what the op
+    # before it just wrote, where the cold curves read from HBM
+    small = [1 << p for p in range(10, 23, 2)]  # 1 KiB .. 4 MiB
+    for op, dt in (("cast", "bf16"), ("cast", "fp32"), ("strided_copy", "bf16"), ("transpose", "bf16")):
+        out += [(op, "hot", s, dt) for s in small if s >= 4096 or op == "cast"]
     return out

@@ -49,6 +49,9 @@ __all__ = ["main", "parser", "time_case"]
 PARTS = ("gemm", "memory", "attention", "kernels")
 _GRAPH_TARGET_S = 3e-4  # a replay at least this long, so the graph launch is amortised
 _GRAPH_BYTES = 4 << 30  # at most this much captured output per graph
+_MIN_GRAPH_CALLS = 256
+"""Calls per graph at least (runs/x1-kernels-3's one-group points replayed 8-13 calls, sized by a host-bound
+eager estimate, and their per-call time carried a share of the graph's launch: 0.5-1 us)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -88,7 +91,9 @@ def time_case(
     rec.update(stats(eager, "eager"))
     graph = None
     if case.graph_ok:
-        calls = max(groups, math.ceil(_GRAPH_TARGET_S / max(est, 1e-7)))
+        # est is the eager time, host-bound for small ops: at least _MIN_GRAPH_CALLS calls (as long as the replay
+        # stays under 50 ms by it), so one replay's launch is not shared by a dozen calls only
+        calls = max(groups, math.ceil(_GRAPH_TARGET_S / max(est, 1e-7)), min(_MIN_GRAPH_CALLS, int(0.05 / est)))
         calls = max(1, min(calls, 1024, int(_GRAPH_BYTES // max(case.out_bytes, 1.0))))
         replays = sweep_counts(calls * est, target_s=target, lo=5, hi=40)
         names: list[str] = []

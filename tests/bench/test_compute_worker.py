@@ -163,11 +163,20 @@ def test_worker_writes_records_on_the_cpu(tmp_path: Path) -> None:
 def test_kernels_grid_is_what_the_committed_run_measured() -> None:
     from rooflib.bench.compute_grids import kernel_points
 
-    # x1-kernels measured the grid's first 17 ops; x1-kernels-2 (OPS=cast,strided_copy,sum_dim0) the rest
-    recs = [r for run in ("x1-kernels", "x1-kernels-2") for r in read_jsonl(RUNS / run / "raw" / "compute.jsonl").records]
-    points = [r for r in recs if r.get("record") == "point"]
-    assert [(r["op"], r["mode"], r["tensor_bytes"], r["dtype"]) for r in points] == kernel_points()
-    assert all(r["verified"] and r["grid"] == "kernels" for r in points)
+    # x1-kernels measured the grid's first 17 ops, x1-kernels-2 (OPS=cast,strided_copy,sum_dim0) the next three,
+    # x1-kernels-3 and -4 (OPS=...) the one-group points of casts, strided copies and transposes, repeating the
+    # cold points of their ops (x1-kernels-3 with graphs of 8-13 calls, x1-kernels-4 of 256 and more)
+    grid = kernel_points()
+    seen = set()
+    for run in ("x1-kernels", "x1-kernels-2", "x1-kernels-3", "x1-kernels-4"):
+        recs = [r for r in read_jsonl(RUNS / run / "raw" / "compute.jsonl").records if r.get("record") == "point"]
+        keys = [(r["op"], r["mode"], r["tensor_bytes"], r["dtype"]) for r in recs]
+        assert keys == [k for k in grid if k in set(keys)], run  # each run in the grid's order, nothing outside it
+        assert all(r["verified"] and r["grid"] == "kernels" for r in recs), run
+        seen |= set(keys)
+    assert seen == set(grid)
+    recs4 = read_jsonl(RUNS / "x1-kernels-4" / "raw" / "compute.jsonl").records
+    assert min(r["graph_calls"] for r in recs4 if r.get("record") == "point" and r["mode"] == "hot") >= 256
 
 
 @pytest.mark.parametrize("op", ["copy", "add", "sum", "fill", "index_select", "gather", "index_add", "scatter_add",
