@@ -65,7 +65,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-seconds", type=float, default=0.0, help="start no new point after this long (0: none)")
     p.add_argument("--no-kernels", action="store_true", help="do not record kernel names (torch.profiler)")
     p.add_argument("--limit", type=int, default=0, help="only the first N points (tests)")
-    p.add_argument("--ops", default="", help="comma-separated op names: only their points (the kernels part)")
+    p.add_argument("--ops", default="", help="comma-separated op names: only their points (kernels, memory parts)")
+    p.add_argument("--modes", default="", help="comma-separated modes (cold, hot): only their points (same parts)")
     return p
 
 
@@ -131,12 +132,21 @@ def _gemm_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[s
     return out
 
 
+def _wanted(args: argparse.Namespace, op: str, mode: str) -> bool:
+    """Whether ``--ops`` and ``--modes`` (empty: all) keep a point of ``op`` in ``mode``."""
+    ops = {o for o in str(getattr(args, "ops", "")).split(",") if o}
+    modes = {m for m in str(getattr(args, "modes", "")).split(",") if m}
+    return (not ops or op in ops) and (not modes or mode in modes)
+
+
 def _memory_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
     from rooflib.bench.compute_ops import memory_case
 
     out = []
     points = holdout_memory_points(args.quick) if args.grid == "holdout" else memory_points(args.quick)
     for op, cache, size, cols, dt in points:
+        if not _wanted(args, op, cache):
+            continue
         fields = {"op": op, "mode": cache, "dtype": dt, "grid": args.grid, "tensor_bytes": size}
         out.append((op, fields, (lambda dev, op=op, s=size, c=cols, dt=dt: memory_case(torch, dev, op, s, c, dt))))
     return out
@@ -147,9 +157,8 @@ def _kernel_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
     from rooflib.bench.kernel_cases import kernel_case
 
     out = []
-    only = {o for o in args.ops.split(",") if o}
     for op, cache, size, dt in kernel_points(args.quick):
-        if only and op not in only:
+        if not _wanted(args, op, cache):
             continue
         fields = {"op": op, "mode": cache, "dtype": dt, "grid": "kernels", "tensor_bytes": size}
         out.append((op, fields, (lambda dev, op=op, s=size, dt=dt: kernel_case(torch, dev, op, s, dt))))
