@@ -247,10 +247,10 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
             where += f" ({grp['dtype'].iloc[0]}, the small-op grid: programs_worker --ops)"
         b, t = _below(grp)
         hbm[curve_key(op, cols)] = _curve(b, t, bw, src(grp, where))
-    cold_rows = rows[rows["mode"] == "cold"]
-    cls = pd.Series([bench_class(o, d) for o, d in zip(cold_rows["op"], cold_rows["dtype"], strict=True)])
-    cls.index = cold_rows.index
-    for op, grp in cold_rows[cls.isin(KERNEL_OP_KINDS)].groupby(cls[cls.isin(KERNEL_OP_KINDS)]):
+    every = rows[rows["mode"] == "cold"]  # every dtype: a cast's class is its input's dtype
+    cls = pd.Series(map(bench_class, every["op"], every["dtype"]), index=every.index)
+    ours = cls.isin(KERNEL_OP_KINDS)
+    for op, grp in every[ours].groupby(cls[ours]):
         if op == "transpose":  # bf16 only: other dtypes are predicted at the same element count
             grp = grp[grp["dtype"] == "bf16"]
         where = src(grp, f"{source}, {op}")

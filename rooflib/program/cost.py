@@ -18,9 +18,8 @@ Assumptions beyond the compute models (each says where it comes from):
   ``sort`` that is not a top-k (rows of ``cols`` up to 4096 sorted in place, longer ones by CUB), a ``copy`` with
   ``layout: transpose`` (``elements``), ``cast_up``, ``cast_down`` or ``strided_copy`` (input and output once),
   and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``, ``rfft``, ``rfft_dim0``) and
-  ``curve_bytes``;
-  a ``copy`` with ``l2_resident`` (its source left in L2 by the op before it) takes the ``copy`` curve's
-  L2-resident time;
+  ``curve_bytes``; a ``copy`` with ``l2_resident`` (its source left in L2 by the op before it) takes the
+  ``copy`` curve's L2-resident time;
 - ``reduction``: every input read once and every output written once; on a device with measured ``sum``
   curves the time is theirs (rows = outputs, row length = elements / outputs), and a ``copy`` takes the measured
   ``copy`` curve's time (small copies and reductions then cost a kernel's floor, not their bytes at full rate).
@@ -240,7 +239,7 @@ def _reduction(system: System, op: Op) -> OpCost:
     return cost
 
 
-_COPY_CLASSES = frozenset({"cast_up", "cast_down", "strided_copy"})
+_COPY_CLASSES = frozenset({"transpose", "cast_up", "cast_down", "strided_copy"})
 
 
 def _copy(system: System, op: Op) -> OpCost:
@@ -253,14 +252,10 @@ def _copy(system: System, op: Op) -> OpCost:
         moved = moved_bytes(str(cls), nbytes / 2.0, index_bytes=float(op.params.get("index_bytes", 0.0)))
         got = kernel_time(system.device, str(cls), moved)
         return cost if got is None else replace(cost, device_s=got)
-    if op.kind == "copy" and op.params.get("layout") == "transpose":  # measured: the ``transpose`` curve
-        got = kernel_time(system.device, "transpose", moved_bytes("transpose", nbytes, elements=_int(op, "elements")))
-        if got is not None:
-            return replace(cost, device_s=got)
     layout = op.params.get("layout") if op.kind == "copy" else None
-    if layout in _COPY_CLASSES:  # measured: the cast or strided-copy class's curve, input and output once
-        moved = moved_bytes(str(layout), nbytes, elements=float(op.params.get("elements", 0)))
-        got = kernel_time(system.device, str(layout), moved)
+    if layout in _COPY_CLASSES:  # measured: the layout's class curve (transposes and strided copies by element)
+        elements = _int(op, "elements", None if layout == "transpose" else 0)
+        got = kernel_time(system.device, str(layout), moved_bytes(str(layout), nbytes, elements=elements))
         if got is not None:
             return replace(cost, device_s=got)
     if op.kind == "copy" and _measured(system, "copy"):  # measured: the ``copy`` curve (hot: its L2 curve)

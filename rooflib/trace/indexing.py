@@ -39,10 +39,10 @@ def copy_rule(call: Call, ctx: Context) -> list[Piece]:
         dst = call.arg("self") if call.name in ("aten.copy_", "aten.copy") else (call.outputs or (None,))[0]
         if isinstance(src, TensorMeta) and isinstance(dst, TensorMeta):
             layout = copy_layout(src, dst)
-            if layout in ("transpose", "strided_copy"):
-                params.update(layout=layout, elements=dst.numel)
-            elif layout is not None:
+            if layout is not None:
                 params["layout"] = layout
+            if layout in ("transpose", "strided_copy"):  # timed by element count
+                params["elements"] = dst.numel
     pieces = [Piece("copy", params, call.name)]
     if to_host and blocking:  # .cpu(), .to("cpu"), .numpy(): the host waits for the copy
         pieces.append(Piece("sync", {}, call.name))
