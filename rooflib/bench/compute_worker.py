@@ -34,6 +34,8 @@ from typing import Any
 
 from rooflib.bench.compute_grids import (
     GRIDS,
+    KERNEL_OPS,
+    MEMORY_OPS,
     attention_shapes,
     gemm_shapes,
     holdout_attention_shapes,
@@ -217,8 +219,24 @@ def _measure(torch: Any, dev: Any, fields: dict[str, Any], build: Any, l2: int, 
     return rec
 
 
+def _filter_error(args: argparse.Namespace) -> str | None:
+    """A misspelt ``--ops`` or ``--modes`` name: the one-line error (not a run of no points), else None."""
+    valid = {"kernels": KERNEL_OPS, "memory": MEMORY_OPS}.get(args.part, ())
+    for flag, names, allowed in (("--ops", args.ops, valid), ("--modes", args.modes, ("cold", "hot"))):
+        bad = [n for n in names.split(",") if n and n not in allowed]
+        if bad and not allowed:
+            return f"error: {flag} applies to the kernels and memory parts, not --part {args.part}"
+        if bad:
+            return f"error: {flag}: unknown {bad[0]!r}; valid for --part {args.part}: {', '.join(allowed)}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
+    error = _filter_error(args)
+    if error is not None:
+        sys.stderr.write(error + "\n")
+        raise SystemExit(2)
     import torch
 
     dev = torch.device(args.device, 0) if args.device == "cuda" else torch.device("cpu")

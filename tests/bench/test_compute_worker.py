@@ -246,3 +246,16 @@ def test_ops_and_modes_pick_points(tmp_path: Path) -> None:
           "--out", str(out)])  # fmt: skip
     recs = [r for r in read_jsonl(out).records if r.get("record") == "point"]
     assert recs and {(r["op"], r["mode"]) for r in recs} == {("add", "hot"), ("copy", "hot")}
+
+
+@pytest.mark.parametrize(
+    ("part", "flag", "value", "message"),
+    [("kernels", "--ops", "cats", "--ops: unknown 'cats'"), ("memory", "--modes", "hott", "--modes: unknown 'hott'"),
+     ("gemm", "--ops", "add", "--ops applies to the kernels and memory parts")],
+)  # fmt: skip
+def test_a_misspelt_filter_is_a_one_line_error(tmp_path: Path, part: str, flag: str, value: str, message: str) -> None:
+    out = tmp_path / "c.jsonl"
+    cmd = [sys.executable, "-m", "rooflib.bench.compute_worker", "--part", part, flag, value, "--device", "cpu"]
+    got = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True, check=False)
+    assert got.returncode == 2 and message in got.stderr and len(got.stderr.strip().splitlines()) == 1
+    assert not out.exists()
