@@ -267,23 +267,37 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
     return {"hbm": hbm, "l2_resident": _l2_resident(rows, spec, bw, source)}
 
 
+HOT_MIN_CALLS = 256
+"""Hot (one input group) points are fitted only from graph replays of at least this many calls: with fewer, each
+call carries a share of the graph's own launch (0.5-1 us at 8-13 calls, runs/x1-kernels-3), which is no L2 effect
+(``rooflib.bench.compute_worker`` replays at least this many since runs/x1-kernels-4 and x1-compute-hot-2)."""
+
+
 def _l2_resident(rows: pd.DataFrame, spec: MemoryOpsSpec, bw: float, source: str) -> dict[str, Any]:
-    """The ``hot`` times over the cold curve's, per op (bf16; the kernels grid's launch-bound points left out)."""
+    """The ``hot`` times (made non-decreasing in size) over the cold curve's, per op and op class (bf16 in, but
+    both casts: a cast's class is its input's dtype), from hot points replayed :data:`HOT_MIN_CALLS` times or
+    more."""
     l2 = {}
-    hot = rows[(rows["mode"] == "hot") & (rows["dtype"] == "bf16")]
-    if "grid" in hot:  # the kernels grid's hot points are launch-bound: no L2 to gain
-        hot = hot[hot["grid"] != "kernels"]
-    for op, grp in hot.groupby("op"):
+    hot = rows[rows["mode"] == "hot"]
+    if "graph_calls" not in hot:
+        return {}
+    hot = hot[hot["graph_calls"].fillna(0) >= HOT_MIN_CALLS]
+    cls = pd.Series(map(bench_class, hot["op"], hot["dtype"]), index=hot.index, dtype=object)
+    hot = hot[(hot["dtype"] == "bf16") | cls.isin(("cast_up", "cast_down"))]
+    for op, grp in hot.groupby(cls[hot.index]):
         curves = spec.curves(str(op))
         if not curves:
             continue
         curve = curves.get(None) or curves.get(8192) or next(iter(curves.values()))
-        b = grp["bytes_moved"].to_numpy(dtype=float)
-        cold_s = b / (bw * curve(b))
-        ratio = np.minimum(1.0, grp["time_s"].to_numpy(dtype=float) / cold_s)
-        xs, rs = _merged(b, ratio)
+        xs, hot_s = _merged(grp["bytes_moved"].to_numpy(dtype=float), grp["time_s"].to_numpy(dtype=float))
+        cold_s = xs / (bw * curve(xs))
+        rs = np.minimum(1.0, np.maximum.accumulate(hot_s) / cold_s)  # the hot time, too, never falls with size
         points = [[int(x), float(f"{r:.4g}")] for x, r in zip(xs, rs, strict=True)]
-        l2[str(op)] = {"points": points, "source": f"{source}: operands left in L2 (hot) over the cold curve"}
+        runs = ", ".join(f"runs/{r}" for r in sorted(grp["run"].unique())) if "run" in grp else source
+        l2[str(op)] = {
+            "points": points,
+            "source": f"{source}: operands left in L2 (hot, {runs}) over the cold curve",
+        }
     return l2
 
 

@@ -37,8 +37,9 @@ __all__ = ["device_block", "error_table", "main", "predict_rows", "subsets"]
 COMMAND = (
     "python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute "
     "docs/validation/h200/runs/x1-compute-holdout docs/validation/h200/runs/x1-kernels "
-    "docs/validation/h200/runs/x1-kernels-2 "
-    "--ops docs/validation/h200/runs/x1-host-programs --device h200-sxm --out docs/validation/h200/report-x1-compute"
+    "docs/validation/h200/runs/x1-kernels-2 docs/validation/h200/runs/x1-kernels-4 "
+    "docs/validation/h200/runs/x1-compute-hot-2 --ops docs/validation/h200/runs/x1-host-programs "
+    "--device h200-sxm --out docs/validation/h200/report-x1-compute"
 )
 
 
@@ -242,6 +243,14 @@ def write_curves(path: Path, block: dict[str, Any], keys: list[str]) -> list[str
     text = path.read_text()
     hbm = block["compute"]["memory_ops"]["hbm"]
     done = []
+    if "l2_resident" in keys:  # the whole L2 block: one line per op, as write_device writes it
+        l2 = block["compute"]["memory_ops"]["l2_resident"]
+        lines = "".join(f"      {op}: {_flow(curve)}\n" for op, curve in l2.items())
+        hit = re.search(r"^    l2_resident:\n(?:      .*\n)*", text, flags=re.MULTILINE)
+        if hit is None:
+            raise SystemExit(f"{path}: no memory_ops.l2_resident block to replace")
+        text = text[: hit.start()] + "    l2_resident:\n" + lines + text[hit.end() :]
+        done.append("l2_resident")
     for key in keys:
         if key not in hbm:
             continue
@@ -270,7 +279,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--write-curves",
         default="",
-        help="with --write-device: only these memory curves (comma-separated keys, e.g. copy,sort), the rest as is",
+        help=(
+            "with --write-device: only these memory curves (comma-separated keys, e.g. copy,sort; l2_resident: the "
+            "whole L2 block), the rest as is"
+        ),
     )
     args = p.parse_args(argv)
     from rooflib.specs import default_catalog

@@ -30,7 +30,7 @@ from rooflib.specs.compute_models import KERNEL_OP_KINDS, MEMORY_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SizeCurve, log_interp
 
-__all__ = ["BORROW", "HOLD_TIME", "memory_efficiency", "memory_rate", "memory_time"]
+__all__ = ["BORROW", "HOLD_TIME", "l2_ratio", "memory_efficiency", "memory_rate", "memory_time"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -106,6 +106,28 @@ def memory_efficiency(
         fits = b <= device.l2_size.value
         eff = np.where(fits, eff / l2(b), eff)
     return np.asarray(eff, dtype=np.float64)
+
+
+def l2_ratio(device: DeviceSpec, op: str, nbytes: float) -> float | None:
+    """The measured time of ``op`` moving ``nbytes`` with its operands in L2 over its time from HBM (the
+    device's ``l2_resident`` curve for ``op``, or for the op it borrows from); 1 above ``l2_size``; None where
+    the device has no such curve.
+
+    >>> from rooflib.specs import default_catalog
+    >>> h200 = default_catalog().device("h200-sxm")
+    >>> 0.5 < l2_ratio(h200, "copy", 4 << 20) < 0.8, l2_ratio(h200, "copy", 1 << 30)
+    (True, 1.0)
+    """
+    models = device.compute
+    if models is None or models.memory_ops is None:
+        return None
+    table = models.memory_ops.l2_resident
+    curve = table.get(op) or table.get(BORROW.get(op, ""))
+    if curve is None:
+        return None
+    if nbytes > device.l2_size.value:
+        return 1.0
+    return min(1.0, float(curve(max(float(nbytes), 1.0))))
 
 
 def memory_rate(

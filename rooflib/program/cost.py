@@ -18,8 +18,13 @@ Assumptions beyond the compute models (each says where it comes from):
   ``sort`` that is not a top-k (rows of ``cols`` up to 4096 sorted in place, longer ones by CUB), a ``copy`` with
   ``layout: transpose`` (``elements``), ``cast_up``, ``cast_down`` or ``strided_copy`` (input and output once),
   and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``, ``rfft``, ``rfft_dim0``) and
-  ``curve_bytes``; a ``copy`` with ``l2_resident`` (its source left in L2 by the op before it) takes the
-  ``copy`` curve's L2-resident time;
+  ``curve_bytes``;
+- ``l2_warm`` (a share of the bytes a memory-bound op reads that an earlier op touched, set by ``rooflib trace``:
+  :mod:`rooflib.trace.residency`) and ``l2_reuse`` (bytes touched since): where those plus the op's own bytes fit
+  in ``l2_size``, the time is scaled by ``1 - l2_warm x (1 - ratio)``, ``ratio`` the device's measured time from
+  L2 over the time from HBM for the op's class (``l2_resident`` curves; copies by layout, reductions as ``sum``,
+  norms by kind, elementwise ops by name or else as ``add``), never below the op's ideal time; devices without
+  those curves are unchanged;
 - ``reduction``: every input read once and every output written once; on a device with measured ``sum``
   curves the time is theirs (rows = outputs, row length = elements / outputs), and a ``copy`` takes the measured
   ``copy`` curve's time (small copies and reductions then cost a kernel's floor, not their bytes at full rate).
@@ -51,7 +56,7 @@ from rooflib.compute.kernels import (
     moved_bytes,
     sort_bytes,
 )
-from rooflib.compute.memory import memory_time
+from rooflib.compute.memory import l2_ratio, memory_time
 from rooflib.errors import UnknownNameError
 from rooflib.program.ir import Op, ProgramError
 from rooflib.schedule.stage import direct_egress
@@ -258,10 +263,43 @@ def _copy(system: System, op: Op) -> OpCost:
         got = kernel_time(system.device, str(layout), moved_bytes(str(layout), nbytes, elements=elements))
         if got is not None:
             return replace(cost, device_s=got)
-    if op.kind == "copy" and _measured(system, "copy"):  # measured: the ``copy`` curve (hot: its L2 curve)
-        hot = bool(op.params.get("l2_resident", False))
-        return replace(cost, device_s=float(memory_time(system.device, "copy", nbytes, l2_resident=hot)[()]))
+    if op.kind == "copy" and _measured(system, "copy"):  # measured: the ``copy`` curve
+        return replace(cost, device_s=float(memory_time(system.device, "copy", nbytes)[()]))
     return cost
+
+
+def _l2_class(op: Op) -> str | None:
+    """The measured L2 curve a memory-bound op takes (module docstring); None: no L2 effect is modelled."""
+    if op.kind == "copy":
+        layout = op.params.get("layout")
+        return str(layout) if layout in _COPY_CLASSES else "copy"
+    if op.kind == "reduction":
+        return "sum"
+    if op.kind == "norm":
+        return str(op.params.get("op", "rmsnorm"))
+    if op.kind == "elementwise" and op.params.get("curve") is None:
+        return str(op.params.get("op") or "add")
+    return None
+
+
+def _warm(system: System, op: Op, cost: OpCost) -> OpCost:
+    """``cost`` with the share ``l2_warm`` of the op's reads served from L2 where they can still be there
+    (``l2_reuse`` bytes touched since, plus the op's own, within ``l2_size``): the time scaled by
+    ``1 - warm x (1 - ratio)``, ``ratio`` the measured L2 curve's at the op's bytes (an elementwise op without
+    its own curve takes ``add``'s), never below the op's ideal time."""
+    warm = float(op.params.get("l2_warm", 0.0))
+    cls = _l2_class(op)
+    if warm <= 0.0 or cls is None or cost.device_s <= 0.0:
+        return cost
+    if float(op.params.get("l2_reuse", 0.0)) + cost.hbm_bytes > system.device.l2_size.value:
+        return cost
+    ratio = l2_ratio(system.device, cls, cost.hbm_bytes)
+    if ratio is None:
+        ratio = l2_ratio(system.device, "add", cost.hbm_bytes) if op.kind == "elementwise" else None
+    if ratio is None:
+        return cost
+    floor = max(cost.ideal_compute_s, cost.ideal_memory_s)
+    return replace(cost, device_s=max(floor, cost.device_s * (1.0 - min(warm, 1.0) * (1.0 - ratio))))
 
 
 def _named_topk(op: Op) -> bool:
@@ -297,13 +335,13 @@ def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:
     if kind == "attention":
         return _attention(system, op)
     if kind == "elementwise":
-        return _elementwise(system, op)
+        return _warm(system, op, _elementwise(system, op))
     if kind == "norm":
-        return _norm(system, op)
+        return _warm(system, op, _norm(system, op))
     if kind == "reduction":
-        return _reduction(system, op)
+        return _warm(system, op, _reduction(system, op))
     if kind in ("copy", "index"):
-        return _copy(system, op)
+        return _warm(system, op, _copy(system, op))
     if kind == "sort":
         return _sort(system, op)
     if kind == "collective":

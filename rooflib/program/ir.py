@@ -80,6 +80,9 @@ class Op:
     - ``send_recv``: ``bytes`` to the next rank (``offset`` = 1, ``calls``, ``overlaps`` as for collectives);
     - ``sync``: a host wait for the device (``.item()``, ``.cpu()``);
     - ``unmodelled``: ``bytes`` touched by an op no model knows (costed at HBM speed and reported).
+
+    Memory-bound kinds (elementwise, norm, reduction, copy) may also carry ``l2_warm`` (the share of their bytes
+    read from what an earlier op left in L2) and ``l2_reuse`` (bytes touched since): :mod:`rooflib.program.cost`.
     """
 
     name: str

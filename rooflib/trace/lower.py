@@ -4,7 +4,8 @@ costed piece of each GPU call, on its stream, with the dependencies the program'
 Per call: views and allocations lower to nothing (but the next op's ``host_calls`` counts them: each costs the
 host a dispatch, ``HostSpec.view``); host-only calls (no GPU tensor) to nothing; compute ops by
 :mod:`rooflib.trace.rules`; communication by :mod:`rooflib.trace.comm`; anything else is ``unmodelled`` with
-the bytes it touches, so nothing is dropped silently.
+the bytes it touches, so nothing is dropped silently. Memory-bound pieces that read what an earlier call touched
+carry ``l2_warm`` and ``l2_reuse`` (:mod:`rooflib.trace.residency`).
 
 Streams and dependencies:
 
@@ -34,6 +35,7 @@ from rooflib.program.ir import Program, ProgramBuilder
 from rooflib.trace.comm import WAITS, is_comm, lower_comm, pair_p2p
 from rooflib.trace.pieces import Context, Piece
 from rooflib.trace.records import Call, Group, Trace
+from rooflib.trace.residency import mark_warm
 from rooflib.trace.rules import lower_compute
 
 __all__ = ["lower", "lower_call"]
@@ -132,7 +134,7 @@ def _stream_of(call: Call, streams: dict[tuple[int, ...], str]) -> str:
 def lower(trace: Trace) -> Program:
     """The program of ``trace`` (see the module docstring)."""
     ctx = Context(trace.world, trace.rank, trace.float32_matmul)
-    pieces = [lower_call(call, ctx) for call in trace.calls]
+    pieces = mark_warm(trace, [lower_call(call, ctx) for call in trace.calls])
     alias = pair_p2p(pieces, trace.calls)
     waits = _wait_of(trace.calls, alias)
     overlapped = _asynchronous(trace, pieces, waits)

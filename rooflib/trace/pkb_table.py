@@ -177,7 +177,7 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
             name = fake_name(op.name, program.world, host_ops)
             ops.append(Op(name, "copy", params, stream=stream, deps=deps, host="kernel"))
             for _ in range(parts - 1):  # one copy per part of the output, issued within the call's host cost
-                part = {"bytes": nbytes, "l2_resident": True}  # the source the copy before it just read
+                part = {"bytes": nbytes, "l2_warm": 0.5}  # the source the copy before it just read (half its bytes)
                 ops.append(Op(f"{name}.part", "copy", part, stream=stream, deps=(len(ops) - 1,), host="none"))
             keep[i] = len(ops) - 1
         else:

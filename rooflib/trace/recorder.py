@@ -57,6 +57,7 @@ class Recorder:
         self._works: dict[int, int] = {}
         self._tensor_owner: dict[int, int] = {}
         self._keep: list[Any] = []
+        self._storages: dict[int, int] = {}
         self._groups: dict[int, Group] = {}
         self._schemas: dict[Any, tuple[list[tuple[str, Any]], str, str, frozenset[str]]] = {}
         self._c10d = torch._C._distributed_c10d
@@ -70,7 +71,28 @@ class Recorder:
             stride = ()
         device: Device = "gpu" if t.device.type in self._gpu_types else "host"
         itemsize = float(t.element_size())
-        return TensorMeta(tuple(int(s) for s in t.shape), str(t.dtype).removeprefix("torch."), itemsize, stride, device)
+        shape = tuple(int(s) for s in t.shape)
+        try:
+            offset = int(t.storage_offset())
+        except (RuntimeError, NotImplementedError):
+            offset = 0
+        dtype = str(t.dtype).removeprefix("torch.")
+        return TensorMeta(shape, dtype, itemsize, stride, device, self._storage_of(t), offset)
+
+    def _storage_of(self, t: Any) -> int:
+        """A number per storage, in order of first sight (-1 where a tensor has none). A fake (meta) storage is
+        kept alive, at no cost, so that its address never comes back for another; a real one (a run with values)
+        is not, and a freed address reused later shares its number."""
+        try:
+            storage = t.untyped_storage()
+            key = int(storage._cdata)
+        except (RuntimeError, NotImplementedError, AttributeError):
+            return -1
+        if key not in self._storages:
+            self._storages[key] = len(self._storages)
+            if storage.device.type == "meta":
+                self._keep.append(storage)
+        return self._storages[key]
 
     def convert(self, value: Any) -> Any:
         torch = self.torch

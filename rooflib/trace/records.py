@@ -35,13 +35,17 @@ Device = Literal["gpu", "host"]
 @dataclass(frozen=True)
 class TensorMeta:
     """A tensor's metadata: ``shape``, torch ``dtype`` name (``bfloat16``), bytes per element, strides (in
-    elements) and whether it lives on the GPU or the host."""
+    elements) and whether it lives on the GPU or the host; ``storage`` names the memory it views (tensors of one
+    trace with the same number share it; -1: not known) and ``offset`` where in it the view starts (elements).
+    Those two are identity, not shape: equality ignores them."""
 
     shape: tuple[int, ...]
     dtype: str
     itemsize: float
     stride: tuple[int, ...]
     device: Device
+    storage: int = field(default=-1, compare=False, repr=False)
+    offset: int = field(default=0, compare=False, repr=False)
 
     @property
     def numel(self) -> int:

@@ -22,16 +22,19 @@ RUNS = [
     ROOT / "docs/validation/h200/runs/x1-compute-holdout",
     ROOT / "docs/validation/h200/runs/x1-kernels",  # the kernels grid only
     ROOT / "docs/validation/h200/runs/x1-kernels-2",  # casts, strided copies, column sums
+    ROOT / "docs/validation/h200/runs/x1-kernels-4",  # the kernels grid's L2-resident (hot) points, 256+ calls
+    ROOT / "docs/validation/h200/runs/x1-compute-hot-2",  # the memory part's hot points, 256+ calls
 ]
 OPS = [ROOT / "docs/validation/h200/runs/x1-host-programs"]  # only its small-op grid (programs_worker --ops)
 DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
 SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
-    "runs/x1-host-programs; fit half)"
+    "runs/x1-compute-hot-2, runs/x1-host-programs; fit half)"
 )
 KERNELS_SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
-    "runs/x1-kernels, runs/x1-kernels-2, runs/x1-host-programs; fit half)"
+    "runs/x1-kernels, runs/x1-kernels-2, runs/x1-kernels-4, runs/x1-compute-hot-2, runs/x1-host-programs; "
+    "fit half)"
 )  # the curves with points of the kernels grid
 HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
 
@@ -168,3 +171,36 @@ def test_write_curves_replaces_only_the_named_lines(tmp_path: Path, fitted: Any)
     data = yaml.safe_load(after)["compute"]["memory_ops"]["hbm"]
     assert {"fill", "sort", "fillx", "sortx"} <= set(data)  # the two added after the last curve of the block
     MemoryOpsSpec.model_validate({"hbm": {k: v for k, v in data.items() if not k.endswith("x")}})
+
+
+def test_l2_curves_come_from_long_replays_only(fitted: Any) -> None:
+    """Hot points replayed fewer than 256 times carry the graph's launch (runs/x1-compute's, x1-kernels'): left
+    out; the classes of the kernels grid get curves of their own, and hot times never fall with size."""
+    from rooflib.calibrate.compute import HOT_MIN_CALLS
+
+    l2 = device_block(fitted)["compute"]["memory_ops"]["l2_resident"]
+    assert {"copy", "add", "transpose", "cast_up", "cast_down", "strided_copy"} <= set(l2)
+    for op, curve in l2.items():
+        assert "runs/x1-compute," not in curve["source"].split("(hot, ")[1], op
+        assert all(0.0 < r <= 1.0 for _, r in curve["points"]), op
+    rows = fitted.rows
+    short = rows[(rows["mode"] == "hot") & (rows["graph_calls"] < HOT_MIN_CALLS)]
+    assert set(short["run"]) >= {"x1-compute", "x1-kernels"}  # they exist, and were left out above
+    spec = MemoryOpsSpec.model_validate({"hbm": device_block(fitted)["compute"]["memory_ops"]["hbm"], "l2_resident": l2})
+    bw = default_catalog().device("h200-sxm").hbm_bandwidth.value
+    for op in ("copy", "add"):
+        xs = np.array([b for b, _ in l2[op]["points"]], dtype=float)
+        cold = xs / (bw * spec.curves(op)[None](xs))
+        hot = cold * np.array([r for _, r in l2[op]["points"]])
+        assert (np.diff(hot) >= -1e-3 * hot[1:]).all(), op  # four digits kept
+
+
+def test_write_curves_replaces_the_l2_block(tmp_path: Path, fitted: Any) -> None:
+    from rooflib.calibrate.compute_report import write_curves
+
+    path = tmp_path / "h200.yaml"
+    before = DEVICE_FILE.read_text()
+    stale = before.replace("    l2_resident:\n", "    l2_resident:\n      gelu: {points: [[1, 0.5]], source: stale}\n", 1)
+    path.write_text(stale)
+    assert write_curves(path, device_block(fitted), ["l2_resident"]) == ["l2_resident"]
+    assert path.read_text() == before  # the stale line gone, every other line as it was

@@ -32,7 +32,7 @@ def test_fake_local_part_keeps_each_collective_as_its_host_call() -> None:
     assert names[3:10] == ["fake.c10d._allgather_base_@w8.part"] * 7 and local.ops[10].kind == "elementwise"
     # one copy of the input per part of the output, as the fake group runs it; the first carries the host cost
     assert local.ops[1].params["bytes"] == 0.0 and local.ops[2].params["bytes"] == float(1 << 20) / 8
-    assert all(op.params == {"bytes": float(1 << 20) / 8, "l2_resident": True} for op in local.ops[3:10])
+    assert all(op.params == {"bytes": float(1 << 20) / 8, "l2_warm": 0.5} for op in local.ops[3:10])
     assert all(op.host == "none" and op.deps == (i + 2,) for i, op in enumerate(local.ops[3:10]))
     fake = predict_program(local, h200, gpus=1)
     dropped = predict_program(local_part(_program().build(), fake=False), h200, gpus=1)
