@@ -14,7 +14,8 @@
 #   bash benchmarks/device/pkb_lease_h200.sh .pkb
 # SIZE=MxN (default 1024x1024) sets PKB's base shape, CHECK_S the seconds kept for each problem's host check
 # (large sizes: past them a point is timed, not checked), HELD_CALLS the calls issued with the GPU held (their
-# host time and, all queued, their device time), HOST=0 leaves out the host family (steps 1 and 2).
+# host time and, all queued, their device time; HELD_FIRST=1 times them again on the first input groups, as runs
+# before session 15 did), HOST=0 leaves out the host family (steps 1 and 2).
 # PIN=CPU runs every step on that one CPU (taskset; the meta records' `cpu.usable` says 1): whether pinning the
 # host's one busy thread narrows how far a rerun moves (the lent host's speed moves within one call).
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
@@ -37,7 +38,7 @@ if [ "${HOST:-1}" = 1 ]; then  # HOST=0: no host family (a lease of device-bound
   step host 120 rooflib.bench.host_worker --part local --calls "${HOST_CALLS:-1000}"
   step host-c10d 90 rooflib.bench.host_worker --part c10d --worlds 2,4,8 --calls "${HOST_CALLS:-1000}"
 fi
-sized=(--size "${SIZE:-1024x1024}" --check-seconds "${CHECK_S:-0}" --host-calls "${HELD_CALLS:-10}")
+sized=(--size "${SIZE:-1024x1024}" --check-seconds "${CHECK_S:-0}" --host-calls "${HELD_CALLS:-10}" ${HELD_FIRST:+--held-first})
 profile_s=${PROFILE_S:-0}  # > 0: the last step profiles every problem's host time (pkb-profile.jsonl)
 repeat_s=${REPEAT_S:-0}  # > 0: seconds kept for pkb-repeat.jsonl, the problems again at REPEAT_WORLDS (default 8)
 for attempt in 1 2 3 4; do  # a problem that kills the process (device-side assert) is skipped on the next attempt

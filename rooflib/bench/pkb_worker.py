@@ -26,7 +26,8 @@ PKB (read by path, never copied) supplies each problem's inputs (``utils/input_o
   the reference's on the same inputs (with a candidate), or against a second reference call on fresh copies of
   the inputs (reference alone: run-to-run agreement).
 
-Timing is PKB's (``utils/performance.py``): the inputs cloned into input groups until they exceed 3x the L2, a
+Timing is PKB's (``utils/performance.py``): the inputs cloned into input groups until they exceed 3x the L2 (at
+most :data:`PKB_MAX_GROUPS`, PKB's cap), a
 warm-up, then back-to-back calls cycling the groups with a CUDA event after each and one synchronisation at the
 end (:func:`rooflib.bench.torch_timing.chained_times`). Fresh random data: PKB's builder with ``trial`` (a new
 seed per run, ``--trial``).
@@ -37,7 +38,8 @@ Records (JSON Lines, ``family: pkb``): ``record: point`` with ``problem`` (stem)
 a call issued while a sleep kernel holds the GPU: its issue cost alone, ``host_waits`` when a call synced;
 :func:`rooflib.bench.torch_timing.held_host_times`, ``--host-calls``), ``verified`` (true / false /
 null), ``check`` (host / reference / repeat / none), ``max_abs_error``; in ``local`` mode also ``queued_s`` (the
-device time of a held call, all of them queued: ``held_host_times``), ``fills`` (outputs
+device time of a held call, all of them queued: ``held_host_times``; the held calls read the input groups from
+``held_from`` on, the ones the timing touched longest ago; ``queued_first_s`` with ``--held-first``), ``fills`` (outputs
 the symmetric fill wrote in one call) and ``fill_s`` (their host seconds per call, queue waits included), and
 ``probe_s`` / ``probe_after_s`` (:func:`rooflib.bench.torch_timing.host_probe` just before and after the
 problem: the host's speed then); ``record: skipped`` with ``reason``.
@@ -85,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--iters", type=int, default=50, help="timed calls (PKB uses 100)")
     p.add_argument(
         "--host-calls", type=int, default=10, help="calls timed on the host with the GPU held busy (0: none)"
+    )
+    p.add_argument(
+        "--held-first",
+        action="store_true",
+        help="also time the held calls on the first input groups, as runs before session 15 did (queued_first_s)",
     )
     p.add_argument("--trial", type=int, default=1, help="PKB's trial index: the random inputs' seed")
     p.add_argument("--atol", type=float, default=1e-2)
@@ -213,13 +220,27 @@ def _nbytes(torch: Any, args: Any) -> int:
     return sum(int(t.numel() * t.element_size()) for t in flatten(torch, list(args)))
 
 
+PKB_MAX_GROUPS = 128
+"""PKB's cap on input groups (``utils/performance.py``): with it, cycling them reads 3x the L2 down to inputs of
+1.4 MiB on an H200 (runs before session 15 capped at 64: 2.1x the L2 at 2 MiB)."""
+
+
 def _time(torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a: argparse.Namespace) -> dict[str, Any]:
-    groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=64)
+    """PKB's timing over the input groups; then the held calls (``--host-calls``), on the groups the timing
+    touched longest ago (from group ``iters`` on: cold in the L2, as PKB's timing makes every input), and with
+    ``--held-first`` once more on groups 0, 1, ... (``queued_first_s``: the order runs before session 15 used,
+    whose first groups the timing had touched 10-30 calls before)."""
+    groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=PKB_MAX_GROUPS)
     copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
     samples = chained_times(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
     rec = {"groups": groups, "input_bytes": _nbytes(torch, args), **stats(samples), "warmup": a.warmup}
     if a.host_calls and rec["time_s"]:
-        rec.update(held_host_times(torch, dev, lambda i: fn(*copies[i % groups]), a.host_calls, rec["time_s"]))
+        first = a.iters
+        held = held_host_times(torch, dev, lambda i: fn(*copies[(first + i) % groups]), a.host_calls, rec["time_s"])
+        rec.update(held, held_from=first % groups)
+        if a.held_first:
+            again = held_host_times(torch, dev, lambda i: fn(*copies[i % groups]), a.host_calls, rec["time_s"])
+            rec.update(queued_first_s=again.get("queued_s"), host_first_s=again.get("host_s"))
     return rec
 
 
@@ -239,7 +260,7 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
         if a.mode == "profile":
             return host_profile(torch, dev, lambda: fn(*args), a.warmup, a.iters)
         if a.mode == "kernels":  # PKB's input groups, cycled as the timing cycles them (cold L2)
-            groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=64)
+            groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=PKB_MAX_GROUPS)
             copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
             got = device_profile(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
             return {"groups": groups, "input_bytes": _nbytes(torch, args), **got}
