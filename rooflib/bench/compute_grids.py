@@ -243,6 +243,11 @@ KERNEL_OPS = (
 launch-bound sizes)."""
 
 
+SUM_DIM0_COLS = (8, 64, 256, 4096, 16384)
+"""Row lengths of the column sums measured besides 1024 (``sum_dim0@cols``): ATen's reduction picks its strategy
+by the number of columns and rows, not by bytes alone."""
+
+
 def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     """``(op, cache, tensor_bytes, dtype)``: each op over input tensors from a few bytes (launch-bound) to 256 MiB
     or more, cold (inputs cycled through more than 3x the L2), and the streaming ops also hot (one group)."""
@@ -268,6 +273,9 @@ def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     out += [("cast", "cold", s, dt) for dt in ("bf16", "fp32") for s in tiny[1:] + big[4:]]
     out += [("strided_copy", "cold", s, "bf16") for s in tiny[3:] + big[4:]]
     out += [("sum_dim0", "cold", s, "bf16") for s in big if s >= 4096]
+    for cols in SUM_DIM0_COLS:  # column sums of other row lengths: op@cols, rows from 4 (at least 1024 elements)
+        sizes = [2 * cols * (4**k) for k in range(1, 13)]
+        out += [(f"sum_dim0@{cols}", "cold", s, "bf16") for s in sizes if 2048 <= s <= big[-1]][:: 2 if quick else 1]
     # the same classes with their input left in L2 (one group), up to 4 MiB: a program's op reads what the op
     # before it just wrote, where the cold curves read from HBM
     small = [1 << p for p in range(10, 23, 2)]  # 1 KiB .. 4 MiB

@@ -160,9 +160,10 @@ def _kernel_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
 
     out = []
     for op, cache, size, dt in kernel_points(args.quick):
-        if not _wanted(args, op, cache):
+        name = op.partition("@")[0]  # sum_dim0@C: the op sum_dim0 over rows of C (the case's cols says so)
+        if not _wanted(args, name, cache):
             continue
-        fields = {"op": op, "mode": cache, "dtype": dt, "grid": "kernels", "tensor_bytes": size}
+        fields = {"op": name, "mode": cache, "dtype": dt, "grid": "kernels", "tensor_bytes": size}
         out.append((op, fields, (lambda dev, op=op, s=size, dt=dt: kernel_case(torch, dev, op, s, dt))))
     return out
 

@@ -18,7 +18,8 @@ timed by CUPTI) and the model had no measured figure for:
   elementwise kernel, not the copy engine's memcpy of a same-dtype clone);
 - ``strided_copy``: a non-contiguous slice made contiguous (``x[:, :c // 2].contiguous()``: the elementwise
   kernel with an offset calculator, as ``.contiguous()`` of a chunk along the last dimension runs);
-- ``sum_dim0``: column sums (``x.sum(dim=0)`` of ``[rows, 1024]``: a reduction over the leading dimension);
+- ``sum_dim0``: column sums (``x.sum(dim=0)`` of ``[rows, 1024]``: a reduction over the leading dimension;
+  ``sum_dim0@C``: of ``[rows, C]``);
 - ``cumsum`` along rows of 1024;
 - ``fft``: ``torch.fft.rfft`` (fp32 in) and ``torch.fft.fft`` (complex64) along rows of ``n`` points.
 
@@ -63,6 +64,9 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
     name, size = _DTYPES[dtype]
     dt = getattr(torch, name)
     n = max(1, tensor_bytes // size)
+    op, _, cols = op.partition("@")
+    if cols and op == "sum_dim0":
+        return _sum_dim0(torch, dev, dt, size, n, int(cols))
     builders: dict[str, Callable[[], Case]] = {
         "copy": lambda: _stream(torch, dev, dt, size, n, 1, lambda g: g[0].clone(), lambda g: g[0]),
         "add": lambda: _stream(torch, dev, dt, size, n, 2, lambda g: g[0] + g[1], lambda g: g[0] + g[1]),
@@ -380,9 +384,9 @@ def _strided_copy(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
     )
 
 
-def _sum_dim0(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """Column sums: ``x.sum(dim=0)`` of ``[rows, 1024]`` (``n`` elements)."""
-    rows, cols = _rows(n, ROW)
+def _sum_dim0(torch: Any, dev: Any, dt: Any, size: int, n: int, row: int = ROW) -> Case:
+    """Column sums: ``x.sum(dim=0)`` of ``[rows, row]`` (``n`` elements)."""
+    rows, cols = _rows(n, row)
 
     def make(i: int) -> Any:
         return (_randn(torch, (rows, cols), dev, dt),)
