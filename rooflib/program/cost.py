@@ -20,8 +20,10 @@ Assumptions beyond the compute models (each says where it comes from):
   and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``, ``rfft``, ``rfft_dim0``) and
   ``curve_bytes``;
 - ``l2_warm`` (a share of the bytes a memory-bound op reads that an earlier op touched, set by ``rooflib trace``:
-  :mod:`rooflib.trace.residency`) and ``l2_reuse`` (bytes touched since): where those plus the op's own bytes fit
-  in ``l2_size``, the time is scaled by ``1 - l2_warm x (1 - ratio)``, ``ratio`` the device's measured time from
+  :mod:`rooflib.trace.residency`) and ``l2_reuse`` (bytes touched since): counted where those plus the op's own
+  bytes fit in ``l2_size``; ``l2_warm_out`` (its writes' share, into a block the allocator reused) where
+  ``l2_reuse_out`` (the bytes one call of the program touches) fits. The time is scaled by
+  ``1 - warm x (1 - ratio)``, ``warm`` the sum of the shares counted, ``ratio`` the device's measured time from
   L2 over the time from HBM for the op's class (``l2_resident`` curves; copies by layout, reductions as ``sum``,
   norms by kind, elementwise ops by name or else as ``add``), never below the op's ideal time; devices without
   those curves are unchanged;
@@ -283,15 +285,19 @@ def _l2_class(op: Op) -> str | None:
 
 
 def _warm(system: System, op: Op, cost: OpCost) -> OpCost:
-    """``cost`` with the share ``l2_warm`` of the op's reads served from L2 where they can still be there
-    (``l2_reuse`` bytes touched since, plus the op's own, within ``l2_size``): the time scaled by
+    """``cost`` with the share ``l2_warm`` of the op's bytes (warm reads) served from L2 where they can still be
+    there (``l2_reuse`` bytes touched since, plus the op's own, within ``l2_size``), and ``l2_warm_out`` (writes
+    into a reused block) where one call's traffic ``l2_reuse_out`` fits: the time scaled by
     ``1 - warm x (1 - ratio)``, ``ratio`` the measured L2 curve's at the op's bytes (an elementwise op without
     its own curve takes ``add``'s), never below the op's ideal time."""
+    l2 = system.device.l2_size.value
     warm = float(op.params.get("l2_warm", 0.0))
+    if float(op.params.get("l2_reuse", 0.0)) + cost.hbm_bytes > l2:
+        warm = 0.0
+    if 0.0 < float(op.params.get("l2_reuse_out", 0.0)) <= l2:
+        warm += float(op.params.get("l2_warm_out", 0.0))
     cls = _l2_class(op)
     if warm <= 0.0 or cls is None or cost.device_s <= 0.0:
-        return cost
-    if float(op.params.get("l2_reuse", 0.0)) + cost.hbm_bytes > system.device.l2_size.value:
         return cost
     ratio = l2_ratio(system.device, cls, cost.hbm_bytes)
     if ratio is None:

@@ -82,7 +82,8 @@ class Op:
     - ``unmodelled``: ``bytes`` touched by an op no model knows (costed at HBM speed and reported).
 
     Memory-bound kinds (elementwise, norm, reduction, copy) may also carry ``l2_warm`` (the share of their bytes
-    read from what an earlier op left in L2) and ``l2_reuse`` (bytes touched since): :mod:`rooflib.program.cost`.
+    read from what an earlier op left in L2) and ``l2_reuse`` (bytes touched since), ``l2_warm_out`` (their
+    writes' share, into a reused block) and ``l2_reuse_out`` (one call's bytes): :mod:`rooflib.program.cost`.
     """
 
     name: str

@@ -71,3 +71,15 @@ def test_time_stays_non_decreasing_in_bytes_when_warm(h200: rooflib.System) -> N
     sizes = [2**k for k in range(4, 26)]
     times = [_time(h200, "elementwise", {"op": "add", "elements": n, "l2_warm": 0.667}) for n in sizes]
     assert all(b >= a * 0.999 for a, b in itertools.pairwise(times)), times
+
+
+def test_writes_into_a_reused_block_count_while_one_call_fits(h200: rooflib.System) -> None:
+    params = {"op": "add", "elements": 2**20}
+    l2 = h200.device.l2_size.value
+    cold = _time(h200, "elementwise", params)
+    reads = _time(h200, "elementwise", {**params, "l2_warm": 2 / 3})
+    both = _time(h200, "elementwise", {**params, "l2_warm": 2 / 3, "l2_warm_out": 1 / 3, "l2_reuse_out": l2 / 2})
+    assert both == pytest.approx(_time(h200, "elementwise", {**params, "l2_warm": 1.0}), rel=1e-9)
+    assert both < reads < cold
+    big = {**params, "l2_warm": 2 / 3, "l2_warm_out": 1 / 3, "l2_reuse_out": 2 * l2}  # one call evicts them
+    assert _time(h200, "elementwise", big) == reads

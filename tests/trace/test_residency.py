@@ -9,7 +9,7 @@ import pytest
 
 from rooflib.trace import lower
 from rooflib.trace.records import Call, TensorMeta
-from rooflib.trace.residency import LATER_WARM, warm_reads
+from rooflib.trace.residency import LATER_WARM, traffic, warm_reads
 
 from .conftest import call, tensor, trace_of
 
@@ -70,6 +70,16 @@ def test_lowering_marks_memory_bound_pieces_only() -> None:
     ops = lower(tr).ops
     assert "l2_warm" not in ops[0].params and "l2_warm" not in ops[1].params
     assert ops[2].params["l2_warm"] == 0.5 and ops[2].params["l2_reuse"] == 0
+    # writes: into the block the allocator reuses, warm while one call's bytes fit (the cost decides)
+    assert "l2_warm_out" not in ops[1].params  # the GEMM
+    assert ops[0].params["l2_warm_out"] == ops[2].params["l2_warm_out"] == 0.5
+    assert ops[0].params["l2_reuse_out"] == ops[2].params["l2_reuse_out"] == traffic(tr, [1, 1, 1]) == 6 * a.nbytes  # b read once by the GEMM
+
+
+def test_traffic_counts_each_calls_distinct_views_once() -> None:
+    a, b = at(tensor(1024), 0), at(tensor(1024), 1)
+    tr = trace_of(call("aten.add_", (a,), self=a, other=b), call("aten.view", (a,), self=a))
+    assert traffic(tr, [1, 0]) == 2 * a.nbytes  # a read and written once, b read; the view launches nothing
 
 
 def test_a_calls_later_pieces_read_what_its_first_just_touched() -> None:
