@@ -238,6 +238,10 @@ KERNEL_OPS = (
     "cast",
     "strided_copy",
     "sum_dim0",
+    "bcast_scalar",
+    "bcast_cast",
+    "bcast_col",
+    "bcast_row",
 )
 """Op names of the ``kernels`` part (``rooflib.bench.kernel_cases``; ``copy``, ``add``, ``sum`` and ``fill`` at
 launch-bound sizes)."""
@@ -276,6 +280,12 @@ def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     for cols in SUM_DIM0_COLS:  # column sums of other row lengths: op@cols, rows from 4 (at least 1024 elements)
         sizes = [2 * cols * (4**k) for k in range(1, 13)]
         out += [(f"sum_dim0@{cols}", "cold", s, "bf16") for s in sizes if 2048 <= s <= big[-1]][:: 2 if quick else 1]
+    for op in ("bcast_scalar", "bcast_col", "bcast_row", "bcast_cast"):  # a broadcast tensor operand
+        for dt in ("bf16",) if op == "bcast_cast" else ("bf16", "fp32"):
+            out += [(op, "cold", s, dt) for s in tiny[3:] + big[4:]][:: 2 if quick else 1]
+    out += [
+        (op, "hot", s, "bf16") for op in ("bcast_scalar", "bcast_col") for s in (1 << 14, 1 << 17, 1 << 20, 1 << 22)
+    ]
     # the same classes with their input left in L2 (one group), up to 4 MiB: a program's op reads what the op
     # before it just wrote, where the cold curves read from HBM
     small = [1 << p for p in range(10, 23, 2)]  # 1 KiB .. 4 MiB

@@ -38,8 +38,8 @@ def _nbytes(t: Any) -> int:
 
 
 def gemm_case(torch: Any, dev: Any, m: int, n: int, k: int, dtype: str) -> Case:
-    """``[m, k] @ [k, n]``: bf16 through ``torch.matmul``, fp8 (e4m3, column-major B, bf16 out) through
-    ``torch._scaled_mm`` with unit scales. The check compares a corner of up to 64 x 64 with float32."""
+    """``[m, k] @ [k, n]``: bf16 and fp32 (TF32 off) through ``torch.matmul``, fp8 (e4m3, column-major B, bf16
+    out) through ``torch._scaled_mm`` with unit scales. The check compares a corner of up to 64 x 64 with float32."""
     if dtype == "bf16":
 
         def make(i: int) -> Any:
@@ -52,6 +52,15 @@ def gemm_case(torch: Any, dev: Any, m: int, n: int, k: int, dtype: str) -> Case:
             return g[0] @ g[1]
 
         elem, tol = 2, 2e-2
+    elif dtype == "fp32":  # SGEMM on CUDA cores: the worker keeps TF32 off, as PyTorch's default does
+
+        def make(i: int) -> Any:
+            return (torch.randn(m, k, device=dev), torch.randn(k, n, device=dev))
+
+        def call(g: Any) -> Any:
+            return g[0] @ g[1]
+
+        elem, tol = 4, 1e-3
     elif dtype == "fp8":
         one = torch.ones((), device=dev, dtype=torch.float32)
         f8 = torch.float8_e4m3fn
@@ -73,7 +82,10 @@ def gemm_case(torch: Any, dev: Any, m: int, n: int, k: int, dtype: str) -> Case:
         ref = g[0][:r].float() @ g[1][:, :c].float()
         return rel_error(torch, out[:r, :c], ref)
 
-    return Case(make, call, check, float(elem * (m * k + k * n) + 2 * m * n), float(2 * m * n), tol, 2.0 * m * n * k)
+    out = 4 if dtype == "fp32" else 2
+    return Case(
+        make, call, check, float(elem * (m * k + k * n) + out * m * n), float(out * m * n), tol, 2.0 * m * n * k
+    )
 
 
 def _memory_call(torch: Any, op: str, cols: int) -> Callable[[Any], Any]:

@@ -1,6 +1,6 @@
 """The ``compute`` benchmark family: GEMMs, memory-bound ops and attention on one GPU, through PyTorch.
 
-    python -m rooflib.bench.compute_worker --part gemm --out compute.jsonl   # or memory, attention, kernels
+    python -m rooflib.bench.compute_worker --part gemm --out compute.jsonl   # or memory, attention, kernels, conv
 
 Every point draws fresh random normal inputs into as many groups as it takes to cycle through more than 3x the
 L2 (:func:`rooflib.bench.torch_timing.groups_for`; one group for ``hot`` points), checks its output against a
@@ -19,7 +19,10 @@ attention), ``dtype``, the shape (``m, n, k``; ``tensor_bytes, rows, cols, eleme
 seq_q, seq_kv, head_dim, causal, backend``), ``flops``, ``bytes_moved`` (every input and output once),
 ``groups``, ``graph_calls``, ``time_s``, ``time_p10_s``, ``time_p90_s``, ``timing`` (graph / eager: the smaller),
 ``eager_s``, ``eager_p10_s``, ``eager_p90_s``, ``eager_mean_s``, ``graph_s``..., ``rel_error``, ``verified``,
-``kernels``, ``sm_mhz``. Points that cannot run (an fp8 shape cuBLAS refuses) are ``record: skipped``.
+``kernels``, ``sm_mhz``; ``profile`` (``conv`` points, and every point with ``--profile``): each kernel one call
+launches with its median CUPTI seconds, ``[[name, seconds], ...]`` in launch order. Points that cannot run (an fp8
+shape cuBLAS refuses) are ``record: skipped``. ``--part conv``: convolutions (:mod:`rooflib.bench.conv_cases`;
+``n, c, k, spatial, kernel, groups, channels_last`` and the implicit GEMM's ``gemm_m, gemm_n, gemm_k``).
 """
 
 from __future__ import annotations
@@ -48,9 +51,11 @@ from rooflib.bench.torch_timing import chained_times, graph_times, groups_for, k
 
 __all__ = ["main", "parser", "time_case"]
 
-PARTS = ("gemm", "memory", "attention", "kernels")
+PARTS = ("gemm", "memory", "attention", "kernels", "conv")
 _GRAPH_TARGET_S = 3e-4  # a replay at least this long, so the graph launch is amortised
 _GRAPH_BYTES = 4 << 30  # at most this much captured output per graph
+_SGEMM_MAX_FLOPS = 4e10
+"""fp32 GEMMs (CUDA cores, about 50 TFLOP/s) only up to this: the grid's largest shapes would take 0.1 s a call."""
 _MIN_GRAPH_CALLS = 256
 """Calls per graph at least (runs/x1-kernels-3's one-group points replayed 8-13 calls, sized by a host-bound
 eager estimate, and their per-call time carried a share of the graph's launch: 0.5-1 us)."""
@@ -62,13 +67,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--part", required=True, choices=PARTS)
     p.add_argument("--quick", action="store_true", help="a few points per part (a smoke test)")
     p.add_argument("--grid", choices=GRIDS, default="main", help="main (fitted) or holdout (a second grid)")
-    p.add_argument("--dtypes", default="bf16,fp8", help="GEMM dtypes (bf16, fp8)")
+    p.add_argument("--dtypes", default="bf16,fp8", help="GEMM dtypes (bf16, fp8, fp32)")
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu (tests: no graphs, no events)")
     p.add_argument("--max-seconds", type=float, default=0.0, help="start no new point after this long (0: none)")
     p.add_argument("--no-kernels", action="store_true", help="do not record kernel names (torch.profiler)")
     p.add_argument("--limit", type=int, default=0, help="only the first N points (tests)")
     p.add_argument("--ops", default="", help="comma-separated op names: only their points (kernels, memory parts)")
     p.add_argument("--modes", default="", help="comma-separated modes (cold, hot): only their points (same parts)")
+    p.add_argument("--profile", action="store_true", help="time every kernel of a call by CUPTI (always for conv)")
     return p
 
 
@@ -129,6 +135,8 @@ def _gemm_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[s
     shapes = holdout_gemm_shapes(args.quick) if args.grid == "holdout" else gemm_shapes(args.quick)
     for m, n, k in shapes:
         for dt in dtypes:
+            if dt == "fp32" and 2.0 * m * n * k > _SGEMM_MAX_FLOPS:
+                continue
             fields = {"op": "gemm", "mode": "cold", "dtype": dt, "grid": args.grid, "m": m, "n": n, "k": k}
             out.append(("gemm", fields, (lambda dev, m=m, n=n, k=k, dt=dt: gemm_case(torch, dev, m, n, k, dt))))
     return out
@@ -166,6 +174,35 @@ def _kernel_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
         fields = {"op": name, "mode": cache, "dtype": dt, "grid": "kernels", "tensor_bytes": size}
         out.append((op, fields, (lambda dev, op=op, s=size, dt=dt: kernel_case(torch, dev, op, s, dt))))
     return out
+
+
+def _conv_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
+    from rooflib.bench.conv_cases import conv_case, conv_shapes
+
+    out = []
+    for s in conv_shapes(args.grid, args.quick):
+        op = "conv_depthwise" if s.depthwise else "conv"
+        if not _wanted(args, op, "cold"):
+            continue
+        fields = {"op": op, "mode": "cold", "dtype": "bf16", "grid": args.grid, **s.fields()}
+        out.append((op, fields, (lambda dev, s=s: conv_case(torch, dev, s))))
+    return out
+
+
+def _profile(torch: Any, dev: Any, case: Any, groups: int) -> list[list[Any]] | None:
+    """Each kernel of one call with its median CUPTI seconds (``profile``; None on the CPU or on failure)."""
+    if getattr(dev, "type", "cpu") != "cuda":
+        return None
+    from rooflib.bench.pkb_profile import device_profile
+
+    data = [case.make(i) for i in range(groups)]
+    try:
+        got = device_profile(torch, dev, lambda i: case.call(data[i % groups]), warmup=3, iters=7)
+    except Exception:  # informative only: the point's timing stands without it
+        return None
+    finally:
+        data.clear()
+    return [[name, seconds] for op in got.get("ops", []) for name, seconds in op[3]]
 
 
 def _attention_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
@@ -206,6 +243,8 @@ def _measure(torch: Any, dev: Any, fields: dict[str, Any], build: Any, l2: int, 
         case = build(dev)
         groups = 1 if fields.get("mode") == "hot" else groups_for(case.bytes_moved, l2)
         rec = time_case(torch, dev, case, groups, quick=args.quick, kernels=not args.no_kernels)
+        if args.profile or fields.get("op") in ("conv", "conv_depthwise"):
+            rec["profile"] = _profile(torch, dev, case, groups)
         if not args.no_kernels:
             first = case.make(0)
             rec["kernels"] = kernel_names(torch, dev, lambda: case.call(first))
@@ -222,7 +261,7 @@ def _measure(torch: Any, dev: Any, fields: dict[str, Any], build: Any, l2: int, 
 
 def _filter_error(args: argparse.Namespace) -> str | None:
     """A misspelt ``--ops`` or ``--modes`` name: the one-line error (not a run of no points), else None."""
-    valid = {"kernels": KERNEL_OPS, "memory": MEMORY_OPS}.get(args.part, ())
+    valid = {"kernels": KERNEL_OPS, "memory": MEMORY_OPS, "conv": ("conv", "conv_depthwise")}.get(args.part, ())
     for flag, names, allowed in (("--ops", args.ops, valid), ("--modes", args.modes, ("cold", "hot"))):
         bad = [n for n in names.split(",") if n and n not in allowed]
         if bad and not allowed:
@@ -248,7 +287,13 @@ def main(argv: list[str] | None = None) -> None:
     clocks = Clocks(dev.index or 0) if dev.type == "cuda" else None
     l2 = l2_bytes(torch, dev)
     sink.write(meta_record(torch, dev, "compute", part=args.part, quick=args.quick, grid=args.grid))
-    parts = {"gemm": _gemm_points, "memory": _memory_points, "attention": _attention_points, "kernels": _kernel_points}
+    parts = {
+        "gemm": _gemm_points,
+        "memory": _memory_points,
+        "attention": _attention_points,
+        "kernels": _kernel_points,
+        "conv": _conv_points,
+    }
     points = parts[args.part](torch, args)
     if args.limit:
         points = points[: args.limit]

@@ -21,7 +21,8 @@ timed by CUPTI) and the model had no measured figure for:
 - ``sum_dim0``: column sums (``x.sum(dim=0)`` of ``[rows, 1024]``: a reduction over the leading dimension;
   ``sum_dim0@C``: of ``[rows, C]``);
 - ``cumsum`` along rows of 1024;
-- ``fft``: ``torch.fft.rfft`` (fp32 in) and ``torch.fft.fft`` (complex64) along rows of ``n`` points.
+- ``fft``: ``torch.fft.rfft`` (fp32 in) and ``torch.fft.fft`` (complex64) along rows of ``n`` points;
+- ``bcast_*``: elementwise ops with a broadcast tensor operand (:mod:`rooflib.bench.broadcast_cases`).
 
 Each builder returns a :class:`rooflib.bench.compute_ops.Case`: ``bytes_moved`` counts every input and output once
 (indices included), the model's convention; ``extra`` names the op's own size (``elements``, ``rows``, ``cols``).
@@ -33,6 +34,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from rooflib.bench.broadcast_cases import BROADCAST_OPS, broadcast_case
 from rooflib.bench.compute_grids import KERNEL_OPS
 from rooflib.bench.compute_ops import Case
 from rooflib.bench.torch_common import rel_error
@@ -67,6 +69,8 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
     op, _, cols = op.partition("@")
     if cols and op == "sum_dim0":
         return _sum_dim0(torch, dev, dt, size, n, int(cols))
+    if op in BROADCAST_OPS:
+        return broadcast_case(torch, dev, op, dt, size, n)
     builders: dict[str, Callable[[], Case]] = {
         "copy": lambda: _stream(torch, dev, dt, size, n, 1, lambda g: g[0].clone(), lambda g: g[0]),
         "add": lambda: _stream(torch, dev, dt, size, n, 2, lambda g: g[0] + g[1], lambda g: g[0] + g[1]),

@@ -35,7 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rooflib.bench.broadcast_cases import BROADCAST_OPS
 from rooflib.calibrate.compute_kernels import fit_attention, fit_gemm
+from rooflib.calibrate.conv import CONV_OPS, conv_split, layout_points
 from rooflib.calibrate.data import Fit, load_results
 from rooflib.compute.kernels import bench_class
 from rooflib.specs.compute_models import KERNEL_OP_KINDS, ComputeModels, MemoryOpsSpec, curve_key
@@ -164,10 +166,12 @@ def fit_split(rows: pd.DataFrame) -> pd.Series:
     fit.update(_every_other_length(rows[memory & small], ["run", "op", "dtype"]))
     sweep = rows[~main & op.isin(ROWWISE_OPS) & (rows["mode"] == "cold") & (rows["cols"] != 8192)]
     fit.update(_alternate(sweep, ["run", "op", "cols"], ["tensor_bytes"]))
-    kernels = rows[(rows["grid"] == "kernels") & op.isin((*FLAT_OPS, *ROWWISE_OPS, *KERNEL_OP_KINDS, "cast"))]
+    measured = (*FLAT_OPS, *ROWWISE_OPS, *KERNEL_OP_KINDS, "cast", *BROADCAST_OPS)
+    kernels = rows[(rows["grid"] == "kernels") & op.isin(measured)]
     fit.update(_alternate(kernels, ["run", "op", "mode", "dtype"], ["tensor_bytes"]))
     gemm = rows[main & (op == "gemm")]
     fit.update(_alternate(gemm, ["run", "dtype"], ["_line"]))
+    fit.update(conv_split(rows, _alternate))
     if "seq_q" in rows:
         att = rows[main & (op == "attention")].assign(_decode=lambda f: f["seq_q"] == 1)
         order = ["kv_heads", "seq_q", "seq_kv", "batch", "heads"]
@@ -223,8 +227,10 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
     bw = device.hbm_bandwidth.value
 
     def src(grp: pd.DataFrame, base: str) -> str:
-        """``base``, or ``kernels_source`` in its place where the ``kernels`` grid gave points."""
-        if kernels_source is None or "grid" not in grp or not (grp["grid"] == "kernels").any():
+        """``base``, or ``kernels_source`` in its place where the ``kernels`` grid or the ``conv`` part gave
+        points."""
+        ours = ("grid" in grp and (grp["grid"] == "kernels").any()) or grp["op"].isin(CONV_OPS).any()
+        if kernels_source is None or not ours:
             return base
         return kernels_source + base.removeprefix(source)
 
@@ -255,6 +261,9 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
             grp = grp[grp["dtype"] == "bf16"]
         where = src(grp, f"{source}, {op}")
         hbm[str(op)] = _curve(grp["bytes_moved"].to_numpy(), grp["time_s"].to_numpy(), bw, where)
+    for layout, (b, t) in layout_points(rows).items():  # cuDNN's layout conversions, by CUPTI inside conv calls
+        where = f"{kernels_source or source}, {layout} (CUPTI, inside the conv part's calls)"
+        hbm[layout] = _curve(b, t, bw, where)
     gemm = rows[(rows["op"] == "gemm") & (np.minimum(rows["m"], rows["n"]) <= _DECODE_ROWS)]
     if not gemm.empty:
         where = f"{source}, GEMMs with min(m, n) <= {_DECODE_ROWS}"

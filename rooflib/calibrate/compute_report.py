@@ -17,6 +17,7 @@ model before this fit beside it), ``errors.csv`` and ``predictions.csv``. ``--wr
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,11 @@ import yaml
 
 from rooflib.calibrate.compute import ComputeFit, fit_compute, load_runs
 from rooflib.calibrate.compute_kernels import attention_predict, gemm_predict
+from rooflib.calibrate.conv import CONV_OPS
 from rooflib.compute import elementwise, elementwise_op, normalization, reduction
+from rooflib.compute.conv import conv_steps, conv_time
 from rooflib.compute.kernels import bench_class, kernel_time, moved_bytes
+from rooflib.compute.memory import l2_ratio
 from rooflib.specs.compute_models import KERNEL_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 
@@ -38,20 +42,35 @@ COMMAND = (
     "python -m rooflib.calibrate.compute_report docs/validation/h200/runs/x1-compute "
     "docs/validation/h200/runs/x1-compute-holdout docs/validation/h200/runs/x1-kernels "
     "docs/validation/h200/runs/x1-kernels-2 docs/validation/h200/runs/x1-kernels-4 "
-    "docs/validation/h200/runs/x1-compute-hot-2 --ops docs/validation/h200/runs/x1-host-programs "
+    "docs/validation/h200/runs/x1-compute-hot-2 docs/validation/h200/runs/x1-bcast docs/validation/h200/runs/x1-conv "
+    "--ops docs/validation/h200/runs/x1-host-programs "
     "--device h200-sxm --out docs/validation/h200/report-x1-compute"
 )
 
 
+def _conv_time(device: DeviceSpec, r: dict[str, Any]) -> float:
+    """A ``conv`` row's predicted seconds: its kernels as :func:`rooflib.compute.conv.conv_steps` lists them."""
+    spatial, kernel = (list(ast.literal_eval(v) if isinstance(v, str) else v) for v in (r["spatial"], r["kernel"]))
+    n, c, k, g = (int(r[f]) for f in ("n", "c", "k", "groups"))
+    last = bool(r.get("channels_last")) and str(r.get("channels_last")) != "False"
+    steps = conv_steps(
+        (n, c, *spatial), (k, c // g, *kernel), (n, k, *spatial), g, 2.0, channels_last=last, weight_channels_last=last
+    )
+    return conv_time(device, steps, str(r["dtype"]))
+
+
 def _memory_time(device: DeviceSpec, r: dict[str, Any]) -> float:
     op, dt, hot = str(r["op"]), str(r["dtype"]), r["mode"] == "hot"
+    if op == "conv":
+        return _conv_time(device, r)
     op = bench_class(op, dt)
     if op in KERNEL_OP_KINDS:  # the benchmark's byte count is the curve's (transpose: by element count)
         moved = float(r["bytes_moved"])
         if op in ("transpose", "strided_copy"):
             moved = moved_bytes(op, moved, elements=float(r["elements"]))
         got = kernel_time(device, op, moved)
-        return float("nan") if got is None else got
+        ratio = l2_ratio(device, op, moved) if hot else None  # hot: the class's L2 curve, as programs apply it
+        return float("nan") if got is None else got * (1.0 if ratio is None else ratio)
     if op == "strided":  # a scalar multiply of a transposed view: one read, one write, at the mul curve
         return elementwise(device, int(r["elements"]), dt, reads=1, writes=1, kind="mul").time_s
     if op in ("rmsnorm", "layernorm", "softmax"):
@@ -74,6 +93,13 @@ def predict_rows(device: DeviceSpec, rows: pd.DataFrame) -> pd.Series:
     for idx, rec in zip(rest.index, rest.to_dict("records"), strict=True):
         out[idx] = _memory_time(device, {str(k): v for k, v in rec.items()})
     return out
+
+
+def _flag(rows: pd.DataFrame, col: str) -> pd.Series:
+    """A boolean column as booleans (absent or missing: False; results.csv may hold it as text)."""
+    if col not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows[col].map(lambda v: v is True or str(v) == "True")
 
 
 def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
@@ -117,6 +143,12 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
         ("  casts (bf16 to fp32, fp32 to bf16)", grid & (op == "cast")),
         ("  non-contiguous slices made contiguous", grid & (op == "strided_copy")),
         ("  column sums (over the leading dimension; not used by programs)", grid & (op == "sum_dim0")),
+        ("  a broadcast tensor operand (0-dim, column, row; bf16, fp32, mixed)", grid & op.str.startswith("bcast")),
+        ("convolutions (cuDNN's kernels and ATen's depthwise one, whole calls)", op.isin(("conv", "conv_depthwise"))),
+        ("  cuDNN, NCHW (layout conversions around the implicit GEMM)", (op == "conv") & ~_flag(rows, "channels_last")),
+        ("  cuDNN, channels-last", (op == "conv") & _flag(rows, "channels_last")),
+        ("  depthwise (ATen)", op == "conv_depthwise"),
+        ("  second grid (random shapes)", op.isin(("conv", "conv_depthwise")) & (rows["grid"] == "holdout")),
         ("GEMM (all)", gemm),
         ("  bf16", gemm & (rows["dtype"] == "bf16")),
         ("  fp8", gemm & (rows["dtype"] == "fp8")),
@@ -251,21 +283,22 @@ def write_curves(path: Path, block: dict[str, Any], keys: list[str]) -> list[str
             raise SystemExit(f"{path}: no memory_ops.l2_resident block to replace")
         text = text[: hit.start()] + "    l2_resident:\n" + lines + text[hit.end() :]
         done.append("l2_resident")
+    head, sep, tail = text.partition("    l2_resident:")  # the hbm curves are above the L2 block: only there
     for key in keys:
         if key not in hbm:
             continue
         line = f"      {key}: {_flow(hbm[key])}"
         pattern = rf"^      {re.escape(key)}: .*$"
-        if re.search(pattern, text, flags=re.MULTILINE):
-            text = _replace_line(text, pattern, line)
+        if re.search(pattern, head, flags=re.MULTILINE):
+            head = _replace_line(head, pattern, line)
         else:
-            block_end = list(re.finditer(r"^      \S+: \{points: .*$", text.split("    l2_resident:")[0], re.M))
+            block_end = list(re.finditer(r"^      \S+: \{points: .*$", head, re.M))
             if not block_end:
                 raise SystemExit(f"{path}: no memory_ops.hbm block to add {key} to")
             at = block_end[-1].end()
-            text = text[:at] + "\n" + line + text[at:]
+            head = head[:at] + "\n" + line + head[at:]
         done.append(key)
-    path.write_text(text)
+    path.write_text(head + sep + tail)
     return done
 
 
@@ -293,7 +326,9 @@ def main(argv: list[str] | None = None) -> None:
     when = str(meta["gpu"].dropna().iloc[0]) if "gpu" in meta and meta["gpu"].notna().any() else "GPU"
     names = [Path(r).name for r in [*args.runs, *args.ops]]
     compute = frame[frame["family"] == "compute"]
-    only_kernels = {str(r) for r, g in compute.groupby("run") if (g["grid"] == "kernels").all()}
+    only_kernels = {  # runs of the op classes alone (the kernels grid, the conv part): in kernels_source only
+        str(r) for r, g in compute.groupby("run") if ((g["grid"] == "kernels") | g["op"].isin(CONV_OPS)).all()
+    }
     base = [n for n in names if n not in only_kernels]
     source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(base)}; fit half)"
     kernels_source = f"measured: rooflib bench compute, one {when} (runs/{', runs/'.join(names)}; fit half)"

@@ -30,6 +30,20 @@ count, written once here and used by the fit's report and by program costs alike
 ``sum_dim0``       a reduction over the leading dimension (column sums): input and output once; measured and
                    reported, not used by programs (its time follows the reduction's strategy, which changes with
                    the shape, not its bytes: held out 59 % on the H200)
+``broadcast``      an elementwise op with a broadcast tensor operand (a 0-dim CUDA tensor, a column, a row), 2-byte
+                   elements: PyTorch's non-vectorised ``elementwise_kernel<128, 4>``; the tensor read and the
+                   output written once, the broadcast operand once
+``broadcast_fp32`` the same, 4-byte elements (``elementwise_kernel<128, 2>``: at the same bytes, half the elements
+                   and faster)
+``broadcast_cast`` the same where the operands' dtypes differ (a bf16 tensor times a 0-dim fp32 tensor: every
+                   element cast, ``gpu_kernel_impl`` rather than ``_nocast``)
+``conv_input``     cuDNN's conversion of a convolution's NCHW input to NHWC: read and written once
+                   (:mod:`rooflib.compute.conv`; measured by CUPTI inside the ``conv`` part's calls)
+``conv_filter``    the same for its filter (KCRS to KRSC: a transpose with the taps innermost, a third of the
+                   input conversion's rate on the H200)
+``conv_output``    the output converted back from NHWC to NCHW
+``conv_depthwise`` ATen's depthwise convolution kernel: input, output and filter once (the ``conv`` part's whole
+                   calls)
 =================  ================================================================================================
 
 A device without a curve for the class gets ``None`` from :func:`kernel_time`: the caller keeps its own
@@ -45,10 +59,12 @@ from rooflib.compute.memory import memory_time
 from rooflib.specs.devices import DeviceSpec
 
 __all__ = [
+    "BROADCASTS",
     "GATHERS",
     "SCATTERS",
     "SORT_ROW_MAX",
     "bench_class",
+    "broadcast_class",
     "kernel_time",
     "moved_bytes",
     "sort_bytes",
@@ -60,12 +76,29 @@ SORT_ROW_MAX = 4096
 """Longest row PyTorch sorts in place, one block per row (``radixSortKVInPlace``; longer rows go to CUB)."""
 
 
+BROADCASTS = frozenset({"broadcast", "broadcast_fp32", "broadcast_cast"})
+
+
 def bench_class(op: str, dtype: str) -> str:
     """The class a ``kernels``-part record measures: its op, except ``cast`` (``dtype`` the input's: bf16 in is
-    the widening ``cast_up``, fp32 in the narrowing ``cast_down``)."""
+    the widening ``cast_up``, fp32 in the narrowing ``cast_down``) and the broadcast cases (``bcast_cast``:
+    ``broadcast_cast``; ``bcast_scalar``, ``bcast_col``, ``bcast_row``: ``broadcast``, or ``broadcast_fp32`` in
+    fp32)."""
     if op == "cast":
         return "cast_up" if dtype == "bf16" else "cast_down"
+    if op == "bcast_cast":
+        return "broadcast_cast"
+    if op in ("bcast_scalar", "bcast_col", "bcast_row"):
+        return "broadcast_fp32" if dtype == "fp32" else "broadcast"
     return op
+
+
+def broadcast_class(dtype_bytes: float, mixed: bool) -> str:
+    """The broadcast class an elementwise op of ``dtype_bytes``-byte elements runs as (``mixed``: its operands'
+    dtypes differ)."""
+    if mixed:
+        return "broadcast_cast"
+    return "broadcast_fp32" if dtype_bytes >= 4 else "broadcast"
 
 
 def moved_bytes(kind: str, nbytes: float, *, index_bytes: float = 0.0, elements: float = 0.0) -> float:

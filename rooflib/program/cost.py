@@ -161,11 +161,17 @@ def _collective(system: System, op: Op, members: tuple[int, ...], coll: str, nby
 
 
 def _gemm(system: System, op: Op) -> OpCost:
+    """A GEMM; ``k_pad`` (an implicit GEMM of a convolution, :mod:`rooflib.compute.conv`): the K the kernel
+    runs, padded per filter tap, while the bound keeps the true ``k``."""
     dims = (_int(op, "m"), _int(op, "n"), _int(op, "k"))
     batch, dt = _int(op, "batch", 1), _dtype(op)
     dev = system.device
-    real = gemm(dev, *dims, dt, batch=batch)
-    return _compute(real, gemm(dev, *dims, dt, batch=batch, ideal=True, derate=False), system)
+    k_pad = max(dims[2], _int(op, "k_pad", dims[2]))
+    real = gemm(dev, dims[0], dims[1], k_pad, dt, batch=batch)
+    ideal = gemm(dev, *dims, dt, batch=batch, ideal=True, derate=False)
+    if k_pad > dims[2]:  # the padded K's extra FLOPs are time, not work: the op counts the true FLOPs
+        real = replace(real, flops=ideal.flops, hbm_bytes=ideal.hbm_bytes)
+    return _compute(real, ideal, system)
 
 
 def _attention(system: System, op: Op) -> OpCost:
@@ -246,7 +252,9 @@ def _reduction(system: System, op: Op) -> OpCost:
     return cost
 
 
-_COPY_CLASSES = frozenset({"transpose", "cast_up", "cast_down", "strided_copy"})
+_COPY_CLASSES = frozenset(
+    {"transpose", "cast_up", "cast_down", "strided_copy", "conv_input", "conv_filter", "conv_output"}
+)
 
 
 def _copy(system: System, op: Op) -> OpCost:

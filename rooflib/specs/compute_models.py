@@ -60,6 +60,13 @@ KERNEL_OP_KINDS = (
     "cast_down",
     "strided_copy",
     "sum_dim0",
+    "broadcast",
+    "broadcast_fp32",
+    "broadcast_cast",
+    "conv_input",
+    "conv_filter",
+    "conv_output",
+    "conv_depthwise",
 )
 """The op classes the compute family's ``kernels`` part measures (:mod:`rooflib.compute.kernels`)."""
 

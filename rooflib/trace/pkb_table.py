@@ -139,6 +139,21 @@ def fake_name(name: str, world: int, host_ops: Mapping[str, object] | None = Non
     return keyed if host_ops is not None and keyed in host_ops else base
 
 
+def _loop_traffic(program: Program) -> float:
+    """Bytes one call of the part touches (``l2_reuse_out``, :mod:`rooflib.trace.residency`), the fake
+    all-gathers' inputs and outputs included; where no op carries it, those alone."""
+    marked = [float(op.params.get("l2_reuse_out", 0.0)) for op in program.ops]
+    if any(marked):
+        return max(marked)
+    gathers = [op for op in program.ops if op.kind == "collective" and op.name in FAKE_COPIES]
+    total = 0.0
+    for op in gathers:
+        group = op.params.get("group")
+        parts = len(group) if isinstance(group, list | tuple) and group else program.world
+        total += float(op.params.get("bytes", 0.0)) * (1.0 + 1.0 / max(1, parts))
+    return total
+
+
 def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *, fake: bool = True) -> Program:
     """The single-GPU part of a rank's program, as ``rooflib.bench.pkb_worker --mode local`` runs it: on one GPU,
     with torch's ``fake`` process group of ``program.world`` ranks.
@@ -147,13 +162,16 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
     the host what the call costs there (``HostSpec.ops['fake.<c10d op>']``, :func:`fake_name`; ``host_ops`` is
     that mapping, to pick the world-specific key) and the device nothing, except the all-gathers, whose fake
     version copies the input into every part of the output (one ``copy`` per part, the first carrying the call's
-    host cost, the others reading the source from L2 where it fits, :data:`FAKE_COPIES`); the allocations before
+    host cost, the others reading the source from L2 where it fits, :data:`FAKE_COPIES`; all writing into the
+    output block the caching allocator hands back call after call, warm where one call's traffic fits the L2,
+    ``l2_warm_out``); the allocations before
     it stay charged (``host_calls``); the host sync of a barrier goes (the fake barrier waits for nothing).
     Without ``fake``, the communication is dropped and the ops that waited for it wait for what it waited for.
     """
     keep: dict[int, int] = {}
     carried: dict[int, tuple[int, ...]] = {}
     ops: list[Op] = []
+    loop = _loop_traffic(program) if fake else 0.0
     for i, op in enumerate(program.ops):
         deps = tuple(sorted({d for dep in op.deps for d in ((keep[dep],) if dep in keep else carried.get(dep, ()))}))
         comm = op.kind in ("collective", "send_recv")
@@ -173,11 +191,15 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
             for key in ("host_calls", "host_extra"):
                 if op.params.get(key):
                     params[key] = op.params[key]
+            # writes into the output block the allocator reuses call after call: warm where one call fits the L2
+            reuse = {"l2_warm_out": 0.5, "l2_reuse_out": loop} if loop > 0 else {}
+            if copies:
+                params.update(reuse)
             stream = "compute" if op.stream.startswith("comm") else op.stream
             name = fake_name(op.name, program.world, host_ops)
             ops.append(Op(name, "copy", params, stream=stream, deps=deps, host="kernel"))
             for _ in range(parts - 1):  # one copy per part of the output, issued within the call's host cost
-                part = {"bytes": nbytes, "l2_warm": 0.5}  # the source the copy before it just read (half its bytes)
+                part = {"bytes": nbytes, "l2_warm": 0.5, **reuse}  # the source the copy before it just read
                 ops.append(Op(f"{name}.part", "copy", part, stream=stream, deps=(len(ops) - 1,), host="none"))
             keep[i] = len(ops) - 1
         else:

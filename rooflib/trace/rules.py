@@ -14,7 +14,10 @@ reduction          ops torch tags ``reduction`` (sum, mean, amax, argmax, var, .
                    elementwise)
 elementwise        ops torch tags ``pointwise`` (add, mul, gelu, silu, where, exp, ...), dropout, masked_fill,
                    scans (cumsum, cumprod, cummax, ...: read and write once), loss and softmax backwards, fills
-                   (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors
+                   (zeros, full, fill_, arange, randn, ...; no reads): reads/writes in output-sized tensors; a
+                   pointwise op with a GPU tensor operand laid out otherwise than its output (a 0-dim tensor, a
+                   broadcast column or row, a permuted view) names the non-vectorised kernel's class
+                   (``curve: broadcast``, ``broadcast_fp32``, ``broadcast_cast``: :func:`broadcast_operands`)
 copy               _to_copy, clone, copy_, cat, stack, repeat, repeat_interleave, nonzero, unique, pad, flip,
                    roll, tril/triu, *_scatter, *_copy; a copy to
                    the host (``.cpu()``) is a copy and a host sync unless ``non_blocking``; a transposing copy
@@ -58,7 +61,7 @@ from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, rou
 from rooflib.trace.records import Call, TensorMeta
 from rooflib.trace.special import SPECIAL_RULES
 
-__all__ = ["RULES", "Rule", "lower_compute", "value_sized"]
+__all__ = ["RULES", "Rule", "broadcast_operands", "lower_compute", "value_sized"]
 
 
 # --- norms, reductions, sorts -------------------------------------------------------------------------------------
@@ -153,6 +156,25 @@ _FLOPS = {
 }
 
 
+def _layout(t: TensorMeta) -> tuple[tuple[int, int], ...]:
+    """A view's shape and strides without its size-1 dimensions (whose strides say nothing)."""
+    return tuple((d, st) for d, st in zip(t.shape, t.stride, strict=False) if d != 1)
+
+
+def broadcast_operands(call: Call, main: TensorMeta) -> tuple[bool, bool]:
+    """``(broadcast, mixed)`` of a pointwise call writing ``main``: whether a GPU tensor operand is laid out
+    otherwise than the output (a 0-dim CUDA tensor, a column or row broadcast, an expanded or permuted view), which
+    sends the op to PyTorch's non-vectorised ``elementwise_kernel`` (a python number or a CPU scalar tensor does
+    not: it is folded into the functor); and whether the operands' dtypes differ (every element then cast)."""
+    operands = [v for k, v in call.args.items() if k != "out" and isinstance(v, TensorMeta) and v.on_gpu]
+    if not operands or main.numel <= 1 or not main.stride:
+        return False, False
+    want = _layout(main)
+    broadcast = any(t.shape != main.shape or (t.stride and _layout(t) != want) for t in operands)
+    mixed = any(t.dtype != main.dtype for t in operands)
+    return broadcast, mixed
+
+
 def _elementwise(call: Call, ctx: Context, *, fill: bool = False) -> list[Piece]:
     if not call.outputs:
         return []
@@ -166,13 +188,14 @@ def _elementwise(call: Call, ctx: Context, *, fill: bool = False) -> list[Piece]
     writes = max(1, round_half_up(sum(t.nbytes for t in call.outputs) / unit))
     base = call.name.removeprefix("aten.").rstrip("_")
     flops = 0.0 if fill else _FLOPS.get(base, 1.0)
-    return [
-        Piece(
-            "elementwise",
-            {"reads": reads, "writes": writes, "flops_per_element": flops, "elements": n, "dtype": dtype},
-            call.name,
-        )
-    ]
+    params: dict[str, object] = {"reads": reads, "writes": writes, "flops_per_element": flops, "elements": n}
+    params["dtype"] = dtype
+    broadcast, mixed = (False, False) if fill or "pointwise" not in call.tags else broadcast_operands(call, main)
+    if broadcast:  # the non-vectorised kernel's measured class (rooflib.compute.kernels): operands and outputs once
+        moved = nbytes(tuple(v for k, v in call.args.items() if k != "out")) + sum(t.nbytes for t in call.outputs)
+        curve = "broadcast_cast" if mixed else ("broadcast_fp32" if main.itemsize >= 4 else "broadcast")
+        params.update(curve=curve, curve_bytes=float(moved))
+    return [Piece("elementwise", params, call.name)]
 
 
 _FILLS = frozenset(

@@ -4,10 +4,13 @@ scans, searches, histograms and sparse-dense products.
 =====================  ==========  ============================================================================
 aten op                IR kind     how
 =====================  ==========  ============================================================================
-convolution,           gemm        implicit GEMM (cuDNN's formulation; Chetlur et al. 2014, sec. 3): per group,
-_convolution,                      m = batch x output positions, n = output channels, k = input channels x
-cudnn_convolution                  kernel positions (FLOPs 2 m n k); transposed: m = batch x input positions,
-                                   n = output channels x kernel positions, k = input channels
+convolution,           gemm, copy  the kernels PyTorch runs (:mod:`rooflib.compute.conv`): cuDNN's layout conversions
+_convolution,          elementwise of NCHW tensors (copies of their classes) around an implicit GEMM (Chetlur et al.
+cudnn_convolution                  2014, sec. 3: per group, m = batch x output positions, n = output channels,
+                                   k = input channels x kernel positions, FLOPs 2 m n k; the time at K padded per
+                                   tap, ``k_pad``), ATen's depthwise kernel, the bias add (broadcast); transposed:
+                                   m = batch x input positions, n = output channels x kernel positions,
+                                   k = input channels
 convolution_backward   gemm        the forward's GEMM once per gradient asked for (input, weight)
 _fft_r2c, _fft_c2r,    elementwise reads the input and writes the output once (cuFFT runs sizes up to a few
 _fft_c2c                           thousand points in one pass), FLOPs 5 N log2 N per complex transform of N
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import math
 
+from rooflib.compute.conv import conv_steps
 from rooflib.trace.pieces import Context, Piece, model_dtype, round_half_up
 from rooflib.trace.records import Call, TensorMeta
 
@@ -50,12 +54,49 @@ def _gemm_piece(dims: tuple[int, ...], dtype: str, name: str) -> list[Piece]:
     return [Piece("gemm", {"m": m, "n": n, "k": k, "batch": batch, "dtype": dtype}, name)]
 
 
+def _channels_last(t: TensorMeta) -> bool:
+    """Whether a 4-D or 5-D tensor is laid out channels-last (its channel stride 1, more than one channel)."""
+    return len(t.shape) >= 4 and len(t.stride) == len(t.shape) and t.shape[1] > 1 and t.stride[1] == 1
+
+
 def _conv(call: Call, ctx: Context) -> list[Piece]:
+    """The kernels PyTorch runs for a convolution (:func:`rooflib.compute.conv.conv_steps`): cuDNN's layout
+    conversions around its implicit GEMM, ATen's depthwise kernel, the bias add."""
     x, w = call.arg("input"), call.arg("weight")
     if not isinstance(x, TensorMeta) or not isinstance(w, TensorMeta) or not call.outputs or len(w.shape) < 3:
         return []
-    dims = conv_dims(x, w, call.outputs[0], int(call.arg("groups", 1)), bool(call.arg("transposed", False)))
-    return _gemm_piece(dims, model_dtype(x), call.name)
+    out = call.outputs[0]
+    groups, transposed = int(call.arg("groups", 1)), bool(call.arg("transposed", False))
+    dtype = model_dtype(x)
+    steps = conv_steps(
+        x.shape,
+        w.shape,
+        out.shape,
+        groups,
+        x.itemsize,
+        transposed=transposed,
+        channels_last=_channels_last(x),
+        weight_channels_last=_channels_last(w),
+        bias=isinstance(call.arg("bias"), TensorMeta),
+    )
+    pieces = []
+    for s in steps:
+        if s.gemm is not None:
+            batch, m, n, k, k_pad = s.gemm
+            if min(s.gemm) <= 0:
+                continue
+            params: dict[str, object] = {"m": m, "n": n, "k": k, "batch": batch, "dtype": dtype}
+            if k_pad > k:
+                params["k_pad"] = k_pad
+            pieces.append(Piece("gemm", params, call.name))
+        elif s.kind == "copy":
+            pieces.append(Piece("copy", {"bytes": s.nbytes, "layout": s.cls}, call.name))
+        else:
+            taps = 2.0 * math.prod(w.shape[2:]) if s.cls == "conv_depthwise" else 1.0
+            params = {"reads": 1, "writes": 1, "flops_per_element": taps, "elements": s.elements, "dtype": dtype}
+            name = "aten._conv_depthwise2d" if s.cls == "conv_depthwise" else call.name  # the op ATen runs
+            pieces.append(Piece("elementwise", {**params, "curve": s.cls, "curve_bytes": s.nbytes}, name))
+    return pieces
 
 
 def _conv_backward(call: Call, ctx: Context) -> list[Piece]:

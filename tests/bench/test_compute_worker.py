@@ -168,14 +168,14 @@ def test_kernels_grid_is_what_the_committed_run_measured() -> None:
     # x1-kernels measured the grid's first 17 ops, x1-kernels-2 (OPS=cast,strided_copy,sum_dim0) the next three,
     # x1-kernels-3 and -4 (OPS=...) the one-group points of casts, strided copies and transposes, repeating the
     # cold points of their ops (x1-kernels-3 with graphs of 8-13 calls, x1-kernels-4 of 256 and more), x1-kernels-6
-    # (OPS=sum_dim0) the column sums of every row length
+    # (OPS=sum_dim0) the column sums of every row length, x1-bcast (OPS=bcast_*) the broadcast operands
     grid = kernel_points()
     seen = set()
 
     def op(r: dict[str, Any]) -> str:  # the grid names column sums of other row lengths sum_dim0@cols
         return f"sum_dim0@{r['cols']}" if r["op"] == "sum_dim0" and r["cols"] != 1024 else str(r["op"])
 
-    for run in ("x1-kernels", "x1-kernels-2", "x1-kernels-3", "x1-kernels-4", "x1-kernels-6"):
+    for run in ("x1-kernels", "x1-kernels-2", "x1-kernels-3", "x1-kernels-4", "x1-kernels-6", "x1-bcast"):
         recs = [r for r in read_jsonl(RUNS / run / "raw" / "compute.jsonl").records if r.get("record") == "point"]
         keys = [(op(r), r["mode"], r["tensor_bytes"], r["dtype"]) for r in recs]
         assert keys == [k for k in grid if k in set(keys)], run  # each run in the grid's order, nothing outside it
@@ -218,10 +218,14 @@ def test_a_wrong_kernel_output_is_not_verified() -> None:
 
 
 def test_kernels_grid_measures_every_class_the_model_has_a_curve_for() -> None:
+    from rooflib.bench.broadcast_cases import BROADCAST_OPS
     from rooflib.bench.compute_grids import KERNEL_OPS, kernel_points
+    from rooflib.compute.kernels import BROADCASTS
     from rooflib.specs.compute_models import KERNEL_OP_KINDS
 
-    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided", "cast"} | set(KERNEL_OP_KINDS) - {"cast_up", "cast_down"}
+    conv = {"conv_input", "conv_filter", "conv_output", "conv_depthwise"}  # the conv part's (conv_cases)
+    classes = set(KERNEL_OP_KINDS) - {"cast_up", "cast_down"} - BROADCASTS - conv
+    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided", "cast", *BROADCAST_OPS} | classes
     assert {op.partition("@")[0] for op, *_ in kernel_points()} == set(KERNEL_OPS)
 
 

@@ -3,6 +3,7 @@ errors stay where the report says, and ``rooflib calibrate`` writes the same tab
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ RUNS = [
     ROOT / "docs/validation/h200/runs/x1-kernels-2",  # casts, strided copies, column sums
     ROOT / "docs/validation/h200/runs/x1-kernels-4",  # the kernels grid's L2-resident (hot) points, 256+ calls
     ROOT / "docs/validation/h200/runs/x1-compute-hot-2",  # the memory part's hot points, 256+ calls
+    ROOT / "docs/validation/h200/runs/x1-bcast",  # the kernels grid's broadcast operands
+    ROOT / "docs/validation/h200/runs/x1-conv",  # the conv part (cuDNN's kernels, ATen's depthwise one)
 ]
 OPS = [ROOT / "docs/validation/h200/runs/x1-host-programs"]  # only its small-op grid (programs_worker --ops)
 DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
@@ -33,9 +36,15 @@ SOURCE = (
 )
 KERNELS_SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
-    "runs/x1-kernels, runs/x1-kernels-2, runs/x1-kernels-4, runs/x1-compute-hot-2, runs/x1-host-programs; "
-    "fit half)"
-)  # the curves with points of the kernels grid
+    "runs/x1-kernels, runs/x1-kernels-2, runs/x1-kernels-4, runs/x1-compute-hot-2, runs/x1-bcast, runs/x1-conv, "
+    "runs/x1-host-programs; fit half)"
+)  # the curves with points of the kernels grid or the conv part
+_RUN_LIST = re.compile(r"\(runs/[^;]*; fit half\)")
+
+
+def _runs(text: str) -> set[str]:
+    hit = _RUN_LIST.search(text)
+    return set(re.findall(r"runs/([\w.-]+)", hit.group(0))) if hit else set()
 HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
 
 
@@ -60,6 +69,11 @@ def _close(a: Any, b: Any, path: str = "") -> None:
             _close(x, y, f"{path}[{i}]")
     elif isinstance(a, float | int) and not isinstance(a, bool):
         assert float(a) == pytest.approx(float(b), rel=0.02, abs=1e-12), path
+    elif path.endswith(".source") and _RUN_LIST.search(str(a)) and _RUN_LIST.search(str(b)):
+        # a curve written before a later run joined the fit lists the runs of its own day: those must all be
+        # runs of this fit, and the rest of the source the same
+        assert _RUN_LIST.sub("()", str(a)) == _RUN_LIST.sub("()", str(b)), path
+        assert _runs(str(a)) <= _runs(str(b)), path
     else:
         assert a == b, path
 
@@ -99,6 +113,10 @@ def test_held_out_errors(fitted: Any) -> None:
     assert table.loc["GEMM (all)", "held_median"] < 8.0
     assert table.loc["attention (all)", "held_median"] < 8.0
     assert table.loc["  m = 128 j + 1", "held_max"] < 30.0
+    broadcast = "  a broadcast tensor operand (0-dim, column, row; bf16, fp32, mixed)"
+    assert table.loc[broadcast, "held_median"] < 15.0
+    convs = "convolutions (cuDNN's kernels and ATen's depthwise one, whole calls)"
+    assert table.loc[convs, "held_n"] >= 50 and table.loc[convs, "held_median"] < 25.0
     for family in ("memory ops (all)", "GEMM (all)", "attention (all)"):  # better than the catalog before
         assert table.loc[family, "held_median"] < table.loc[family, "before_median"] / 3
     # the catalog device predicts the same as the fitted one (it holds the fit)
@@ -204,3 +222,15 @@ def test_write_curves_replaces_the_l2_block(tmp_path: Path, fitted: Any) -> None
     path.write_text(stale)
     assert write_curves(path, device_block(fitted), ["l2_resident"]) == ["l2_resident"]
     assert path.read_text() == before  # the stale line gone, every other line as it was
+
+
+def test_layout_conversions_are_read_off_the_cupti_profile() -> None:
+    from rooflib.calibrate.conv import layout_points
+
+    rows = compute_rows(load_runs([str(ROOT / "docs/validation/h200/runs/x1-conv")]))
+    got = layout_points(rows)
+    assert set(got) == {"conv_input", "conv_filter", "conv_output"}
+    nchw = rows[(rows["op"] == "conv") & ~rows["channels_last"].astype(str).eq("True")]
+    assert 40 <= len(got["conv_input"][0]) <= len(nchw)  # 1x1 and 3-channel convolutions convert nothing
+    for b, t in got.values():
+        assert (b > 0).all() and (t > 0).all() and (b / t < 4.8e12).all()  # never above the HBM rate

@@ -76,11 +76,13 @@ def test_norms_take_rows_and_cols() -> None:
 
 
 def test_elementwise_reads_and_writes_in_output_tensors() -> None:
-    x, bias = tensor(T, H), tensor(H)
-    add = call("aten.add", (x,), tags=POINTWISE, self=x, other=bias)
+    x, y = tensor(T, H), tensor(T, H)
+    add = call("aten.add", (x,), tags=POINTWISE, self=x, other=y)
     assert only(lower(trace_of(add))) == {
-        "kind": "elementwise", "reads": 1, "writes": 1, "flops_per_element": 1.0, "elements": T * H, "dtype": "bf16"
+        "kind": "elementwise", "reads": 2, "writes": 1, "flops_per_element": 1.0, "elements": T * H, "dtype": "bf16"
     }  # fmt: skip
+    scaled = call("aten.mul", (x,), tags=POINTWISE, self=x, other=0.5)  # a python number: the vectorised kernel
+    assert "curve" not in only(lower(trace_of(scaled)))
     gelu = call("aten.gelu", (x,), tags=POINTWISE, self=x)
     assert only(lower(trace_of(gelu)))["flops_per_element"] == 9.0
     cmp = call("aten.gt", (tensor(T, H, dtype="bool"),), tags=POINTWISE, self=x, other=0)
@@ -341,3 +343,21 @@ def test_logsumexp_lowers_as_aten_runs_it() -> None:
     assert [op.kind for op in p.ops] == ["reduction"] + ["elementwise"] * 5 + ["reduction"] + ["elementwise"] * 2
     assert {op.params["elements"] for op in p.ops if op.kind == "reduction"} == {T * 64}
     assert [op.params["elements"] for op in p.ops if op.kind == "elementwise"] == [T] * 3 + [T * 64] * 2 + [T] * 2
+
+
+def test_a_broadcast_tensor_operand_takes_the_non_vectorised_class() -> None:
+    """A bias row, a 0-dim CUDA tensor or a permuted operand sends PyTorch to ``elementwise_kernel<128, 4>``: the
+    ``broadcast`` classes (runs/x1-bcast), at every operand's bytes once; a CPU scalar tensor does not."""
+    x, bias = tensor(T, H), tensor(H)
+    add = only(lower(trace_of(call("aten.add", (x,), tags=POINTWISE, self=x, other=bias))))
+    assert (add["curve"], add["curve_bytes"], add["reads"]) == ("broadcast", 2.0 * (2 * T * H + H), 1)
+    norm = tensor(dtype="float32")  # a 0-dim fp32 CUDA tensor times a bf16 gradient, in place (clip_grad_norm_)
+    mul_ = only(lower(trace_of(call("aten.mul_", (x,), tags=POINTWISE, self=x, other=norm))))
+    assert (mul_["curve"], mul_["curve_bytes"]) == ("broadcast_cast", 2.0 * 2 * T * H + 4.0)
+    q = tensor(T, H, dtype="float32")
+    div = only(lower(trace_of(call("aten.div_", (q,), tags=POINTWISE, self=q, other=tensor(T, 1, dtype="float32")))))
+    assert div["curve"] == "broadcast_fp32"
+    xt = TensorMeta((T, H), "bfloat16", 2, (1, T), "gpu")  # a transposed view beside a row-major one
+    assert only(lower(trace_of(call("aten.add", (x,), tags=POINTWISE, self=x, other=xt))))["curve"] == "broadcast"
+    cpu = tensor(dtype="float32", device="cpu")  # a CPU scalar is folded into the functor
+    assert "curve" not in only(lower(trace_of(call("aten.mul", (x,), tags=POINTWISE, self=x, other=cpu))))

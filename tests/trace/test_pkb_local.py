@@ -32,7 +32,13 @@ def test_fake_local_part_keeps_each_collective_as_its_host_call() -> None:
     assert names[3:10] == ["fake.c10d._allgather_base_@w8.part"] * 7 and local.ops[10].kind == "elementwise"
     # one copy of the input per part of the output, as the fake group runs it; the first carries the host cost
     assert local.ops[1].params["bytes"] == 0.0 and local.ops[2].params["bytes"] == float(1 << 20) / 8
-    assert all(op.params == {"bytes": float(1 << 20) / 8, "l2_warm": 0.5} for op in local.ops[3:10])
+    # each part reads the source the copy before it read (L2) and writes into the output block the allocator
+    # reuses call after call: warm where one call's traffic (here only the all-gather's, 1 MiB out + 128 KiB in)
+    # fits the L2
+    loop = float(1 << 20) * (1 + 1 / 8)
+    part = {"bytes": float(1 << 20) / 8, "l2_warm": 0.5, "l2_warm_out": 0.5, "l2_reuse_out": loop}
+    assert all(op.params == part for op in local.ops[3:10])
+    assert local.ops[2].params["l2_warm_out"] == 0.5 and "l2_warm" not in local.ops[2].params
     assert all(op.host == "none" and op.deps == (i + 2,) for i, op in enumerate(local.ops[3:10]))
     fake = predict_program(local, h200, gpus=1)
     dropped = predict_program(local_part(_program().build(), fake=False), h200, gpus=1)

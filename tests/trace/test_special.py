@@ -8,7 +8,7 @@ import pytest
 
 from rooflib.trace.special import conv_dims, fft_flops
 
-from .conftest import tensor
+from .conftest import call, tensor, trace_of
 
 
 def test_conv_dims_match_the_convolution_flops() -> None:
@@ -18,6 +18,35 @@ def test_conv_dims_match_the_convolution_flops() -> None:
     assert 2 * batch * m * n * k == 2 * 2 * 128 * 32 * 32 * 64 * 3 * 3
     g = conv_dims(x, tensor(64, 1, 3, 3), tensor(2, 64, 32, 32), 64, False)  # depthwise
     assert g == (64, 2 * 32 * 32, 1, 9)
+
+
+def test_a_convolution_lowers_to_the_kernels_pytorch_runs() -> None:
+    """NCHW in: cuDNN's three layout conversions around its implicit GEMM (K padded per tap to the channel
+    block), then ATen's bias add; the bound keeps the convolution's true FLOPs."""
+    from rooflib.program import predict_program
+    from rooflib.specs import load_system
+    from rooflib.trace.lower import lower
+
+    x, w, out, bias = tensor(1, 96, 28, 28), tensor(128, 96, 3, 3), tensor(1, 128, 28, 28), tensor(128)
+    conv = call("aten.convolution", (out,), input=x, weight=w, bias=bias, groups=1, transposed=False)
+    p = lower(trace_of(conv))
+    assert [(op.kind, op.params.get("layout") or op.params.get("curve")) for op in p.ops] == [
+        ("copy", "conv_input"), ("copy", "conv_filter"), ("gemm", None), ("copy", "conv_output"),
+        ("elementwise", "broadcast"),
+    ]  # fmt: skip
+    gemm = dict(p.ops[2].params)
+    assert (gemm["m"], gemm["n"], gemm["k"], gemm["k_pad"]) == (28 * 28, 128, 96 * 9, 128 * 9)
+    h200 = load_system("hgx-h200", gpus=1)
+    got = predict_program(p, h200, gpus=1)
+    row = got.ops[2]
+    assert row["flops"] == 2.0 * 28 * 28 * 128 * 96 * 9  # the true work, not the padded K's
+    unpadded = predict_program(lower(trace_of(call("aten.mm", (tensor(784, 128),), self=tensor(784, 864),
+                                                   mat2=tensor(864, 128)))), h200, gpus=1)
+    assert row["device_time_s"] > unpadded.ops[0]["device_time_s"]  # the padded K runs longer
+    dw = call("aten.convolution", (tensor(2, 64, 100),), input=tensor(2, 64, 106), weight=tensor(64, 1, 7),
+              groups=64, transposed=False)  # fmt: skip
+    (piece,) = lower(trace_of(dw)).ops
+    assert piece.name == "aten._conv_depthwise2d" and piece.params["curve"] == "conv_depthwise"
 
 
 def test_fft_flops_are_5_n_log2_n() -> None:
