@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from rooflib.bench.broadcast_cases import BROADCAST_OPS
-from rooflib.calibrate.compute_kernels import fit_attention, fit_gemm
+from rooflib.calibrate.compute_kernels import fit_attention, fit_gemm, fit_sgemm
 from rooflib.calibrate.conv import CONV_OPS, conv_split, layout_points
 from rooflib.calibrate.data import Fit, load_results
 from rooflib.compute.kernels import bench_class
@@ -264,7 +264,8 @@ def _memory(rows: pd.DataFrame, device: DeviceSpec, source: str, kernels_source:
     for layout, (b, t) in layout_points(rows).items():  # cuDNN's layout conversions, by CUPTI inside conv calls
         where = f"{kernels_source or source}, {layout} (CUPTI, inside the conv part's calls)"
         hbm[layout] = _curve(b, t, bw, where)
-    gemm = rows[(rows["op"] == "gemm") & (np.minimum(rows["m"], rows["n"]) <= _DECODE_ROWS)]
+    tensor_gemm = (rows["op"] == "gemm") & (rows["dtype"] != "fp32")  # CUDA-core fp32 GEMMs stream otherwise
+    gemm = rows[tensor_gemm & (np.minimum(rows["m"], rows["n"]) <= _DECODE_ROWS)]
     if not gemm.empty:
         where = f"{source}, GEMMs with min(m, n) <= {_DECODE_ROWS}"
         hbm["gemm"] = _curve(gemm["bytes_moved"].to_numpy(), gemm["time_s"].to_numpy(), bw, where)
@@ -378,7 +379,11 @@ def fit_compute(
     compute: dict[str, Any] = {"memory_ops": memory}
     efficiency: dict[str, float] = {}
     models: dict[str, Any] = {}
-    gemm_rows = fitted[fitted["op"] == "gemm"]
+    gemm_rows = fitted[(fitted["op"] == "gemm") & (fitted["dtype"] != "fp32")]
+    sgemm_rows = fitted[(fitted["op"] == "gemm") & (fitted["dtype"] == "fp32")]
+    if not sgemm_rows.empty:  # CUDA-core fp32 GEMMs: a model of their own
+        models["sgemm"] = fit_sgemm(base, mem_spec, sgemm_rows, source)
+        compute["sgemm"] = models["sgemm"].model_dump(mode="json", exclude_unset=True)
     if not gemm_rows.empty:
         gemm_model, efficiency = fit_gemm(base, mem_spec, gemm_rows, source)
         models["gemm"] = gemm_model

@@ -40,7 +40,9 @@ __all__ = [
     "attention_predict",
     "fit_attention",
     "fit_gemm",
+    "fit_sgemm",
     "gemm_predict",
+    "sgemm_tile_pairs",
     "tile_pairs",
 ]
 
@@ -54,6 +56,9 @@ ATTENTION_BLOCK = (128, 128)
 head size 128; assumption for the others)."""
 
 _NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_")
+_SGEMM = re.compile(r"(?:gemm_f32f32_\w*?tilesize|simt_sgemm_)(\d+)x(\d+)")
+SGEMM_K_BYTES = 32
+"""Bytes of one operand row per k step of the fp32 kernels: 8 elements (``tilesize...x8``, ``_8x5``)."""
 
 
 def tile_pairs(kernels: pd.Series) -> list[tuple[int, int]]:
@@ -77,10 +82,22 @@ def _efficiencies(device: DeviceSpec, values: dict[str, float], source: str) -> 
     return device.model_copy(update={"dtype_efficiency": eff})
 
 
+def sgemm_tile_pairs(kernels: pd.Series) -> list[tuple[int, int]]:
+    """The ``(rows, columns)`` tiles in the recorded names of cuBLAS's fp32 CUDA-core kernels
+    (``sm80_xmma_gemm_f32f32_..._tilesize{a}x{b}x8_...``, ``cutlass_80_simt_sgemm_{a}x{b}_...``), both ways round
+    (cuBLAS is column-major; the names do not say which operand a tile side belongs to), sorted."""
+    pairs: set[tuple[int, int]] = set()
+    for text in kernels.dropna().astype(str):
+        for hit in _SGEMM.finditer(text):
+            a, b = int(hit.group(1)), int(hit.group(2))
+            pairs |= {(a, b), (b, a)}
+    return sorted(pairs)
+
+
 def gemm_predict(device: DeviceSpec, rows: pd.DataFrame) -> np.ndarray:
-    """Seconds the GEMM model predicts for each row (vectorised per dtype)."""
+    """Seconds the GEMM model predicts for each row (vectorised per dtype; fp32: the CUDA-core ``sgemm`` model)."""
     out = np.full(len(rows), np.nan)
-    for dtype in GEMM_DTYPES:
+    for dtype in (*GEMM_DTYPES, "fp32"):
         sel = (rows["dtype"] == dtype).to_numpy()
         if sel.any():
             m, n, k = (rows.loc[sel, c].astype(np.int64).to_numpy() for c in ("m", "n", "k"))
@@ -131,6 +148,43 @@ def fit_gemm(
     fitted = build(x)
     assert fitted.compute is not None and fitted.compute.gemm is not None
     return fitted.compute.gemm, {d: float(np.exp(x[i])) for i, d in enumerate(dtypes)}
+
+
+def fit_sgemm(device: DeviceSpec, memory: MemoryOpsSpec | None, rows: pd.DataFrame, source: str) -> GemmModelSpec:
+    """The fp32 CUDA-core GEMM model (``compute.sgemm``) that best predicts ``rows`` (fp32 GEMM rows, the fit
+    half): the tiles of the recorded kernel names, then one least-squares fit, as :func:`fit_gemm`, of its
+    efficiency (of the fp32 vector peak) and its operand rate, per-unit and per-kernel fixed times and split-K
+    reduction time."""
+    pairs = sgemm_tile_pairs(rows["kernels"]) if "kernels" in rows else []
+    tiles = GemmTiles(
+        pairs=tuple(pairs) or ((128, 128),),
+        k_bytes=SGEMM_K_BYTES,
+        split_k=SPLIT_K,
+        source=f"{source}: the tiles cuBLAS's fp32 kernels ran ({len(pairs)}, from their names); split-K offered",
+    )
+    measured = rows["time_s"].astype(float).to_numpy()
+
+    def build(x: np.ndarray) -> DeviceSpec:
+        eff, b, store, unit, fixed, reduce = np.exp(x)
+        model = GemmModelSpec(
+            tiles=tiles,
+            operand_bandwidth=Bandwidth(value=b, source=source),
+            epilogue_bandwidth=Bandwidth(value=store, source=source),
+            unit_overhead=Duration(value=unit, source=source),
+            kernel_fixed=Duration(value=fixed, source=source),
+            split_k_reduce=Duration(value=reduce, source=source),
+            efficiency=Fraction(value=float(eff), source=source),
+        )
+        return _with(device, memory, sgemm=model)
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return np.asarray(np.log(gemm_predict(build(x), rows) / measured), dtype=np.float64)
+
+    x0 = np.log([0.75, 8e12, 4e12, 1e-6, 2e-6, 2e-6])
+    hi = np.array([0.0] + [40.0] * 5)
+    fitted = build(_least_squares(residual, x0, hi))
+    assert fitted.compute is not None and fitted.compute.sgemm is not None
+    return fitted.compute.sgemm
 
 
 def _attention_key(row: Any) -> tuple[int, bool, bool]:

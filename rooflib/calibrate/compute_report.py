@@ -43,6 +43,7 @@ COMMAND = (
     "docs/validation/h200/runs/x1-compute-holdout docs/validation/h200/runs/x1-kernels "
     "docs/validation/h200/runs/x1-kernels-2 docs/validation/h200/runs/x1-kernels-4 "
     "docs/validation/h200/runs/x1-compute-hot-2 docs/validation/h200/runs/x1-bcast docs/validation/h200/runs/x1-conv "
+    "docs/validation/h200/runs/x1-sgemm "
     "--ops docs/validation/h200/runs/x1-host-programs "
     "--device h200-sxm --out docs/validation/h200/report-x1-compute"
 )
@@ -109,7 +110,8 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     grid = rows["grid"] == "kernels"
     flat = op.isin(("copy", "add", "mul", "gelu", "silu")) & ~grid
     rowwise = op.isin(("rmsnorm", "layernorm", "softmax", "sum")) & ~grid
-    gemm = op == "gemm"
+    sgemm = (op == "gemm") & (rows["dtype"] == "fp32")
+    gemm = (op == "gemm") & ~sgemm
     m = rows["m"].fillna(0)
     att = op == "attention"
     small = rows["small_ops"].fillna(False).astype(bool) if "small_ops" in rows else pd.Series(False, rows.index)
@@ -156,6 +158,8 @@ def subsets(rows: pd.DataFrame) -> list[tuple[str, pd.Series]]:
         ("  decode (m <= 32)", gemm & (m <= 32)),
         ("  split-K (m, n <= 2048, k >= 16384)", gemm & (m <= 2048) & (rows["n"] <= 2048) & (rows["k"] >= 16384)),
         ("  second grid (random shapes, repeats)", gemm & ~main),
+        ("fp32 GEMMs on CUDA cores (TF32 off; compute.sgemm)", sgemm),
+        ("  second grid (random shapes)", sgemm & ~main),
         ("attention (all)", att),
         ("  forward prefill", att & (mode == "fwd") & (rows["seq_q"] > 1)),
         ("  backward", att & (mode == "bwd")),
@@ -263,10 +267,29 @@ def write_device(path: Path, block: dict[str, Any]) -> None:
     out += [f"      {key}: {_flow(curve)}" for key, curve in mem["hbm"].items()]
     out.append("    l2_resident:")
     out += [f"      {op}: {_flow(curve)}" for op, curve in mem["l2_resident"].items()]
-    for key in ("gemm", "attention"):
+    for key in ("gemm", "sgemm", "attention"):
         if key in compute:
             out.append(f"  {key}: {_flow(compute[key])}")
     path.write_text("\n".join(out) + "\n")
+
+
+def write_models(path: Path, block: dict[str, Any], keys: list[str]) -> list[str]:
+    """Replace (or add, at the end of the ``compute`` block) only the model lines ``keys`` (``sgemm``, ``gemm``,
+    ``attention``) of a device file with the fitted ones, every other line as it is; returns the keys written."""
+    text = path.read_text()
+    done = []
+    for key in keys:
+        if key not in block["compute"]:
+            continue
+        line = f"  {key}: {_flow(_clean(block['compute'][key]))}"
+        pattern = rf"^  {re.escape(key)}: .*$"
+        if re.search(pattern, text, flags=re.MULTILINE):
+            text = _replace_line(text, pattern, line)
+        else:
+            text = text.rstrip("\n") + "\n" + line + "\n"
+        done.append(key)
+    path.write_text(text)
+    return done
 
 
 def write_curves(path: Path, block: dict[str, Any], keys: list[str]) -> list[str]:
@@ -316,6 +339,12 @@ def main(argv: list[str] | None = None) -> None:
             "with --write-device: only these memory curves (comma-separated keys, e.g. copy,sort; l2_resident: the "
             "whole L2 block), the rest as is"
         ),
+    )
+    p.add_argument(
+        "--write-models",
+        default="",
+        help="with --write-device: only these model lines of the compute block (comma-separated: sgemm, gemm, "
+        "attention), the rest as is",
     )
     args = p.parse_args(argv)
     from rooflib.specs import default_catalog
@@ -371,9 +400,13 @@ def main(argv: list[str] | None = None) -> None:
     from rooflib.calibrate.compute_text import report_text
 
     (args.out / "REPORT.md").write_text(report_text(result, table, _markdown(table), COMMAND, pred, frame))
-    if args.write_device is not None and args.write_curves:
+    if args.write_device is not None and (args.write_curves or args.write_models):
         keys = [k for k in args.write_curves.split(",") if k]
-        print("wrote curves:", ", ".join(write_curves(args.write_device, device_block(result), keys)))
+        if keys:
+            print("wrote curves:", ", ".join(write_curves(args.write_device, device_block(result), keys)))
+        models = [k for k in args.write_models.split(",") if k]
+        if models:
+            print("wrote models:", ", ".join(write_models(args.write_device, device_block(result), models)))
     elif args.write_device is not None:
         write_device(args.write_device, device_block(result))
     print(_markdown(table))

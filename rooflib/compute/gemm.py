@@ -30,7 +30,10 @@ measured on a large GEMM and so already holds a little wave quantisation; quanti
 quantisation (:mod:`rooflib.calibrate.compute_kernels`).
 
 GEMMs run on tensor cores for every dtype except ``fp32``, which runs on CUDA cores (SGEMM); ask for ``tf32``
-for a tensor-core fp32 GEMM. ``out_dtype`` defaults to ``dtype``, except bf16 for fp8 and fp4 inputs.
+for a tensor-core fp32 GEMM. A device with ``compute.sgemm`` (the H200: fitted on runs/x1-sgemm) chooses the
+tiles of those by that model, at its own efficiency of the CUDA-core peak; a batch of small matrices never packs
+into fewer tiles than the SMs that could run them. ``out_dtype`` defaults to ``dtype``, except bf16 for fp8 and
+fp4 inputs.
 
 :func:`gemm` and :func:`gemm_quantization` take scalars; :func:`gemm_times` takes numpy arrays (broadcast) of
 ``m``, ``n``, ``k`` and returns an array of seconds.
@@ -126,21 +129,26 @@ def _choice(
     out_dtype: str | None = None,
     memory_s: FloatArray | None = None,
 ) -> TileChoice | None:
-    """The measured model's tile choice, or None (the device has no GEMM model, a tile was given, or the unit is
-    not the tensor unit)."""
+    """The measured model's tile choice, or None (the device has no GEMM model for the unit, or a tile was given):
+    tensor-unit GEMMs by ``compute.gemm``, fp32 on CUDA cores by ``compute.sgemm`` at its own efficiency."""
     models = device.compute
-    if tile is not None or models is None or models.gemm is None or rates.unit != "tensor":
+    if tile is not None or models is None:
         return None
+    spec = models.gemm if rates.unit == "tensor" else (models.sgemm if dtype == "fp32" else None)
+    if spec is None:
+        return None
+    if rates.unit != "tensor" and spec.efficiency is not None:
+        rates = replace(rates, flops_per_s=rates.flops_per_s * spec.efficiency.value)
     if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
         raise ComputeError(f"split_k must be a positive whole number or None, got {split_k!r}")
     m, n, k, batch = (np.asarray(d, dtype=np.int64) for d in dims)
-    tm, tn = min(models.gemm.tiles.pairs, key=lambda p: p[0] * p[1])  # the most tiles any candidate makes
-    tk = max(1, int(models.gemm.tiles.k_bytes / bytes_per_element(dtype)))
-    count = batch.astype(np.float64) * np.ceil(m / tm) * np.ceil(n / tn) * max(models.gemm.tiles.split_k)
+    tm, tn = min(spec.tiles.pairs, key=lambda p: p[0] * p[1])  # the most tiles any candidate makes
+    tk = max(1, int(spec.tiles.k_bytes / bytes_per_element(dtype)))
+    count = batch.astype(np.float64) * np.ceil(m / tm) * np.ceil(n / tn) * max(spec.tiles.split_k)
     check_int64("tiles", count, (m, n, k, batch), (tm, tn, tk))
     out = bytes_per_element(_out_dtype(dtype, out_dtype))
     elem = bytes_per_element(dtype)
-    return choose_tiles(device, models.gemm, rates, m, n, k, batch, elem, split_k, out, memory_s)
+    return choose_tiles(device, spec, rates, m, n, k, batch, elem, split_k, out, memory_s)
 
 
 def quantize_time(

@@ -98,6 +98,7 @@ def choose_tiles(
     # a batch of matrices smaller than the tile packs several into one tile (one per warp), each with its own
     # operands: no reuse between them
     packs = pack_count(mf, nf, bf, tm, tn).astype(np.float64)
+    packs = np.minimum(packs, np.maximum(1.0, np.ceil(bf / sms)))  # never fewer tiles than SMs to run them
     tiles = np.ceil(bf / packs) * np.ceil(mf / tm) * np.ceil(nf / tn)
     operands = np.where(packs > 1, packs * (np.minimum(mf, tm) + np.minimum(nf, tn)), tm + tn)
     k_steps = np.ceil(kf / tk)

@@ -198,6 +198,11 @@ class GemmModelSpec(SpecModel):
         description="share of hbm_bandwidth a GEMM's operand stream reaches, where the device has no measured "
         "gemm curve (fitted on GEMM tables; a streaming copy's share is hbm_efficiency); none: hbm_efficiency",
     )
+    efficiency: Fraction | None = Field(
+        None,
+        description="share of the unit's peak the mainloop reaches, for a model whose dtype has no "
+        "dtype_efficiency of its own (the CUDA-core fp32 GEMMs of ``sgemm``); none: the device's dtype efficiency",
+    )
     quantize: dict[str, Duration] = Field(
         default_factory=dict,
         description="fixed device time of the activation quantisation a framework runs before a GEMM of this dtype "
@@ -259,4 +264,7 @@ class AttentionModelSpec(SpecModel):
 class ComputeModels(SpecModel):
     memory_ops: MemoryOpsSpec | None = None
     gemm: GemmModelSpec | None = None
+    sgemm: GemmModelSpec | None = Field(
+        None, description="fp32 GEMMs on CUDA cores (TF32 off, PyTorch's default): the same tile model, its own tiles"
+    )
     attention: AttentionModelSpec | None = None

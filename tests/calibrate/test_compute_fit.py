@@ -27,17 +27,18 @@ RUNS = [
     ROOT / "docs/validation/h200/runs/x1-compute-hot-2",  # the memory part's hot points, 256+ calls
     ROOT / "docs/validation/h200/runs/x1-bcast",  # the kernels grid's broadcast operands
     ROOT / "docs/validation/h200/runs/x1-conv",  # the conv part (cuDNN's kernels, ATen's depthwise one)
+    ROOT / "docs/validation/h200/runs/x1-sgemm",  # fp32 GEMMs on CUDA cores
 ]
 OPS = [ROOT / "docs/validation/h200/runs/x1-host-programs"]  # only its small-op grid (programs_worker --ops)
 DEVICE_FILE = ROOT / "hardware/devices/h200-sxm.yaml"
 SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
-    "runs/x1-compute-hot-2, runs/x1-host-programs; fit half)"
+    "runs/x1-compute-hot-2, runs/x1-sgemm, runs/x1-host-programs; fit half)"
 )
 KERNELS_SOURCE = (
     "measured: rooflib bench compute, one NVIDIA H200 (runs/x1-compute, runs/x1-compute-holdout, "
     "runs/x1-kernels, runs/x1-kernels-2, runs/x1-kernels-4, runs/x1-compute-hot-2, runs/x1-bcast, runs/x1-conv, "
-    "runs/x1-host-programs; fit half)"
+    "runs/x1-sgemm, runs/x1-host-programs; fit half)"
 )  # the curves with points of the kernels grid or the conv part
 _RUN_LIST = re.compile(r"\(runs/[^;]*; fit half\)")
 
@@ -45,6 +46,8 @@ _RUN_LIST = re.compile(r"\(runs/[^;]*; fit half\)")
 def _runs(text: str) -> set[str]:
     hit = _RUN_LIST.search(text)
     return set(re.findall(r"runs/([\w.-]+)", hit.group(0))) if hit else set()
+
+
 HOST_SOURCE = "measured: rooflib bench host, one NVIDIA H200 (runs/x1-compute)"
 
 
@@ -115,6 +118,8 @@ def test_held_out_errors(fitted: Any) -> None:
     assert table.loc["  m = 128 j + 1", "held_max"] < 30.0
     broadcast = "  a broadcast tensor operand (0-dim, column, row; bf16, fp32, mixed)"
     assert table.loc[broadcast, "held_median"] < 15.0
+    sgemm = "fp32 GEMMs on CUDA cores (TF32 off; compute.sgemm)"
+    assert table.loc[sgemm, "held_median"] < table.loc[sgemm, "before_median"] / 1.5  # the one-tile model: 23 %
     convs = "convolutions (cuDNN's kernels and ATen's depthwise one, whole calls)"
     assert table.loc[convs, "held_n"] >= 50 and table.loc[convs, "held_median"] < 25.0
     for family in ("memory ops (all)", "GEMM (all)", "attention (all)"):  # better than the catalog before
@@ -204,7 +209,9 @@ def test_l2_curves_come_from_long_replays_only(fitted: Any) -> None:
     rows = fitted.rows
     short = rows[(rows["mode"] == "hot") & (rows["graph_calls"] < HOT_MIN_CALLS)]
     assert set(short["run"]) >= {"x1-compute", "x1-kernels"}  # they exist, and were left out above
-    spec = MemoryOpsSpec.model_validate({"hbm": device_block(fitted)["compute"]["memory_ops"]["hbm"], "l2_resident": l2})
+    spec = MemoryOpsSpec.model_validate(
+        {"hbm": device_block(fitted)["compute"]["memory_ops"]["hbm"], "l2_resident": l2}
+    )
     bw = default_catalog().device("h200-sxm").hbm_bandwidth.value
     for op in ("copy", "add"):
         xs = np.array([b for b, _ in l2[op]["points"]], dtype=float)
@@ -218,10 +225,20 @@ def test_write_curves_replaces_the_l2_block(tmp_path: Path, fitted: Any) -> None
 
     path = tmp_path / "h200.yaml"
     before = DEVICE_FILE.read_text()
-    stale = before.replace("    l2_resident:\n", "    l2_resident:\n      gelu: {points: [[1, 0.5]], source: stale}\n", 1)
+    stale = before.replace(
+        "    l2_resident:\n", "    l2_resident:\n      gelu: {points: [[1, 0.5]], source: stale}\n", 1
+    )
     path.write_text(stale)
     assert write_curves(path, device_block(fitted), ["l2_resident"]) == ["l2_resident"]
-    assert path.read_text() == before  # the stale line gone, every other line as it was
+    after = path.read_text()
+    # every line outside the L2 block as it was; the block the fit's (the stale line gone, the same curves)
+    assert after.split("    l2_resident:")[0] == before.split("    l2_resident:")[0]
+    assert (
+        after.split("    l2_resident:")[1].split("\n  gemm:")[1]
+        == before.split("    l2_resident:")[1].split("\n  gemm:")[1]
+    )
+    written = yaml.safe_load(after)["compute"]["memory_ops"]["l2_resident"]
+    _close(yaml.safe_load(before)["compute"]["memory_ops"]["l2_resident"], written, "l2_resident")
 
 
 def test_layout_conversions_are_read_off_the_cupti_profile() -> None:
