@@ -97,9 +97,8 @@ def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
             for name, c in costs.items():
                 phases = [(ph.beta, ph.hops_nv + ph.hops_net, ph.msg, ph.switch) for ph in c.phases]
                 limits = {r.name: r.max_bytes for r in c.regimes}
-                algs.append(
-                    _Alg(name, name in MULTICAST_ALGORITHMS, _f0(system, str(op), n, c), phases, c.hbm_beta, limits)
-                )
+                f0 = _f0(system, str(op), n, c)
+                algs.append(_Alg(name, name in MULTICAST_ALGORITHMS, f0, phases, c.hbm_beta, limits))
             sizes, index = np.unique(grp["bytes"].to_numpy(dtype=np.float64), return_inverse=True)
             measured = grp["time_s"].to_numpy(dtype=np.float64)
             out.append(_Group(str(op), n, sizes.astype(np.float64), index, measured, algs, gap))
@@ -179,7 +178,7 @@ class _Model:
         for a in g.algs:
             f = f_new * (p.nvls if a.nvls else 1.0)
             scale = a.base0 / f
-            protos = ("simple",) if a.nvls else PROTOCOLS
+            protos = ("simple",) if a.nvls else tuple(p_ for p_ in PROTOCOLS if p_ in a.max_bytes)
             for proto in protos:
                 fixed = p.start + p.base.get(a.name, 0.0) + sum(h * p.lat[proto] for _, h, _, _ in a.phases)
                 link = np.zeros(s.shape)

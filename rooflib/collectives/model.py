@@ -39,6 +39,7 @@ from rooflib.topology.routing import link_loads
 __all__ = [
     "HBM_TRAFFIC",
     "LAUNCHES",
+    "P2P_OPS",
     "Launch",
     "PhaseCost",
     "PlanCost",
@@ -133,12 +134,34 @@ def _regimes(system: System, plan: Plan, table: LinkTable) -> tuple[Regime, ...]
     protos = dict(lib.protocols)
     if plan.regime == "nvls":
         protos = {k: v for k, v in protos.items() if k == "simple"} or protos
+    split = _p2p_split(system, plan)
+    if split is not None:  # NCCL's point-to-point rule: LL up to the threshold per peer, Simple above, no LL128
+        protos = {k: v for k, v in protos.items() if k in ("ll", "simple")}
     out = []
     for name, p in protos.items():
         lat_nv = p.hop_latency["nvlink"].value if "nvlink" in p.hop_latency else nv_lat
         lat_net = p.hop_latency["ib"].value if "ib" in p.hop_latency else net_lat
-        out.append(Regime(name, lat_nv, lat_net, p.bandwidth_fraction.value, p.max_bytes or float("inf")))
+        top = p.max_bytes or float("inf")
+        if split is not None and name == "ll":  # Simple stays open below it: the faster of the two, never a drop
+            top = min(top, split)
+        out.append(Regime(name, lat_nv, lat_net, p.bandwidth_fraction.value, top))
     return tuple(out)
+
+
+P2P_OPS = frozenset({"all_to_all", "send_recv", "gather", "scatter"})
+"""Ops NCCL runs as grouped point-to-point sends and receives."""
+
+
+def _p2p_split(system: System, plan: Plan) -> float | None:
+    """The buffer size S (bytes) at which a point-to-point op of the library leaves LL for Simple: its
+    ``p2p_ll_threshold`` per peer, times the peers S is split over (all-to-all, gather, scatter: ``n``;
+    send/recv: 1); None when the library sets no threshold or the op is not point-to-point."""
+    threshold = system.library.p2p_ll_threshold
+    if threshold is None or plan.op not in P2P_OPS or plan.regime != "nccl":
+        return None
+    if "ll" not in system.library.protocols or "simple" not in system.library.protocols:
+        return None
+    return threshold.value * (1 if plan.op == "send_recv" else plan.group.n)
 
 
 def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System) -> PhaseCost:

@@ -200,7 +200,10 @@ def _ideal_rates(device: DeviceSpec, rates: Rates, tile: GemmTile | TileShape | 
     """For ``ideal=True`` where the measured model applies: the best HBM rate on the ``gemm`` curve (a bound on
     every size); else ``rates`` (the streaming-copy rate)."""
     models = device.compute
-    applies = tile is None and models is not None and models.gemm is not None and rates.unit == "tensor"
+    spec = None
+    if models is not None:
+        spec = models.gemm if rates.unit == "tensor" else (models.sgemm if rates.dtype == "fp32" else None)
+    applies = tile is None and spec is not None
     curve = models.memory_ops.hbm.get("gemm") if models is not None and models.memory_ops is not None else None
     if not rates.derated or curve is None or not applies:
         return rates

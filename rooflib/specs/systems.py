@@ -7,7 +7,17 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, Strict, model_validator
 
 from rooflib.conventions import ALGORITHMS, OPS
-from rooflib.specs.figures import Count, Duration, Fraction, LogLogCurve, SizeCurve, SpecModel, WholeNumber, name_of
+from rooflib.specs.figures import (
+    Bytes,
+    Count,
+    Duration,
+    Fraction,
+    LogLogCurve,
+    SizeCurve,
+    SpecModel,
+    WholeNumber,
+    name_of,
+)
 
 __all__ = [
     "PORTABLE_LIBRARY",
@@ -196,6 +206,12 @@ class LibrarySpec(SpecModel):
     )
     max_channels: Count | None = Field(
         default=None, description="most parallel rings / trees the library builds across NVLink domains"
+    )
+    p2p_ll_threshold: Bytes | None = Field(
+        default=None,
+        description="point-to-point operations (all-to-all, send/recv, gather, scatter: grouped sends and receives) "
+        "of at most this many bytes per peer run the LL protocol, larger ones Simple (NCCL's P2P_LL_THRESHOLD); "
+        "none: the fastest protocol at each size, as for collectives",
     )
     rank_efficiency: dict[RankKey, RankCurve] = Field(
         default_factory=dict,
