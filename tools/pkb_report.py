@@ -388,7 +388,9 @@ def sizes_section(rows: list[dict[str, Any]]) -> list[str]:
         "nothing: kernels and the gaps between queued kernels). Nothing is fitted on these points. x1-lease-18: size",
         "4096x4096, worlds 8 and 2, with the host family; x1-lease-19: 8192x8192, world 8, and x1-lease-20:",
         "1024x1024, world 8, both without the host family (catalog host only; each problem's host check within",
-        "20, 15 and 10 s: past them a point is timed and not checked, `verified` -).",
+        "20, 15 and 10 s: past them a point is timed and not checked, `verified` -). x1-lease-24 (2026-12-04,",
+        "session 16): 2048x2048, worlds 8, 4 and 2, no host family, a size no earlier run measured, taken after",
+        "the model changes of sessions 15 and 16 (the model of session 15's start: 11.4 % median on it).",
         "",
         f"- device time, queued, against the predicted device time ({', '.join(leases) or 'no leases'}):",
     ]
