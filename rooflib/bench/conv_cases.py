@@ -187,11 +187,7 @@ def conv_shapes(grid: str = "main", quick: bool = False) -> list[ConvShape]:
     out += [
         ConvShape(n, c, c, (hw, hw), (3, 3), depthwise=True)
         for n, c, hw in (
-            (
-                1,
-                64,
-                112,
-            ),
+            (1, 64, 112),
             (4, 256, 28),
             (1, 512, 14),
             (8, 128, 56),

@@ -112,6 +112,22 @@ def _least_squares(residual: Callable[[np.ndarray], np.ndarray], x0: np.ndarray,
     return np.asarray(res.x, dtype=np.float64)
 
 
+def _tile_model(tiles: GemmTiles, x: np.ndarray, source: str, efficiency: float | None = None) -> GemmModelSpec:
+    """A tile model from its five fitted figures (operand and epilogue rates, unit, kernel and split-K fixed
+    times) and, for the CUDA-core model, its efficiency."""
+    b, store, unit, fixed, reduce = (float(v) for v in x)
+    extra = {} if efficiency is None else {"efficiency": Fraction(value=efficiency, source=source)}  # else unset
+    return GemmModelSpec(
+        tiles=tiles,
+        operand_bandwidth=Bandwidth(value=b, source=source),
+        epilogue_bandwidth=Bandwidth(value=store, source=source),
+        unit_overhead=Duration(value=unit, source=source),
+        kernel_fixed=Duration(value=fixed, source=source),
+        split_k_reduce=Duration(value=reduce, source=source),
+        **extra,
+    )
+
+
 def fit_gemm(
     device: DeviceSpec, memory: MemoryOpsSpec | None, rows: pd.DataFrame, source: str
 ) -> tuple[GemmModelSpec, dict[str, float]]:
@@ -128,15 +144,7 @@ def fit_gemm(
 
     def build(x: np.ndarray) -> DeviceSpec:
         eff = {d: float(np.exp(x[i])) for i, d in enumerate(dtypes)}
-        b, store, unit, fixed, reduce = np.exp(x[len(dtypes) :])
-        model = GemmModelSpec(
-            tiles=tiles,
-            operand_bandwidth=Bandwidth(value=b, source=source),
-            epilogue_bandwidth=Bandwidth(value=store, source=source),
-            unit_overhead=Duration(value=unit, source=source),
-            kernel_fixed=Duration(value=fixed, source=source),
-            split_k_reduce=Duration(value=reduce, source=source),
-        )
+        model = _tile_model(tiles, np.exp(x[len(dtypes) :]), source)
         return _efficiencies(_with(device, memory, gemm=model), eff, source)
 
     def residual(x: np.ndarray) -> np.ndarray:
@@ -165,16 +173,7 @@ def fit_sgemm(device: DeviceSpec, memory: MemoryOpsSpec | None, rows: pd.DataFra
     measured = rows["time_s"].astype(float).to_numpy()
 
     def build(x: np.ndarray) -> DeviceSpec:
-        eff, b, store, unit, fixed, reduce = np.exp(x)
-        model = GemmModelSpec(
-            tiles=tiles,
-            operand_bandwidth=Bandwidth(value=b, source=source),
-            epilogue_bandwidth=Bandwidth(value=store, source=source),
-            unit_overhead=Duration(value=unit, source=source),
-            kernel_fixed=Duration(value=fixed, source=source),
-            split_k_reduce=Duration(value=reduce, source=source),
-            efficiency=Fraction(value=float(eff), source=source),
-        )
+        model = _tile_model(tiles, np.exp(x[1:]), source, efficiency=float(np.exp(x[0])))
         return _with(device, memory, sgemm=model)
 
     def residual(x: np.ndarray) -> np.ndarray:
