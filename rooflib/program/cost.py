@@ -162,7 +162,9 @@ def _collective(system: System, op: Op, members: tuple[int, ...], coll: str, nby
 
 def _gemm(system: System, op: Op) -> OpCost:
     """A GEMM; ``k_pad`` (an implicit GEMM of a convolution, :mod:`rooflib.compute.conv`): the K the kernel
-    runs, padded per filter tap, while the bound keeps the true ``k``."""
+    runs, padded per filter tap, while the bound keeps the true ``k``; ``a_bytes``: the bytes its ``A`` operand
+    really is (a convolution's input tensor, which the kernel reads tap by tap, not an unfolded ``m x k``
+    matrix), the op's and the bound's HBM bytes."""
     dims = (_int(op, "m"), _int(op, "n"), _int(op, "k"))
     batch, dt = _int(op, "batch", 1), _dtype(op)
     dev = system.device
@@ -171,6 +173,12 @@ def _gemm(system: System, op: Op) -> OpCost:
     ideal = gemm(dev, *dims, dt, batch=batch, ideal=True, derate=False)
     if k_pad > dims[2]:  # the padded K's extra FLOPs are time, not work: the op counts the true FLOPs
         real = replace(real, flops=ideal.flops, hbm_bytes=ideal.hbm_bytes)
+    a_bytes = op.params.get("a_bytes")
+    if a_bytes is not None:  # an implicit GEMM reads its input tensor, not an m x k matrix: the bound's bytes
+        unfolded = float(dims[0]) * dims[2] * batch * bytes_per_element(dt)
+        true = max(0.0, ideal.hbm_bytes - unfolded) + float(str(a_bytes))
+        ideal = replace(ideal, hbm_bytes=min(true, ideal.hbm_bytes))
+        real = replace(real, hbm_bytes=ideal.hbm_bytes)
     return _compute(real, ideal, system)
 
 

@@ -88,6 +88,8 @@ def _conv(call: Call, ctx: Context) -> list[Piece]:
             params: dict[str, object] = {"m": m, "n": n, "k": k, "batch": batch, "dtype": dtype}
             if k_pad > k:
                 params["k_pad"] = k_pad
+            if not transposed and math.prod(w.shape[2:]) > 1:  # the input, read tap by tap: not unfolded
+                params["a_bytes"] = x.nbytes
             pieces.append(Piece("gemm", params, call.name))
         elif s.kind == "copy":
             pieces.append(Piece("copy", {"bytes": s.nbytes, "layout": s.cls}, call.name))

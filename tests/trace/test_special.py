@@ -40,6 +40,8 @@ def test_a_convolution_lowers_to_the_kernels_pytorch_runs() -> None:
     got = predict_program(p, h200, gpus=1)
     row = got.ops[2]
     assert row["flops"] == 2.0 * 28 * 28 * 128 * 96 * 9  # the true work, not the padded K's
+    assert gemm["a_bytes"] == x.nbytes  # the input read tap by tap, not unfolded into 784 x 864
+    assert row["hbm_bytes"] == x.nbytes + 864 * 128 * 2 + 784 * 128 * 2
     unpadded = predict_program(lower(trace_of(call("aten.mm", (tensor(784, 128),), self=tensor(784, 864),
                                                    mat2=tensor(864, 128)))), h200, gpus=1)
     assert row["device_time_s"] > unpadded.ops[0]["device_time_s"]  # the padded K runs longer
