@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rooflib.compute.gemm import gemm
-from rooflib.compute.kernels import kernel_time
+from rooflib.compute.kernels import broadcast_class, kernel_time
 from rooflib.compute.memory import memory_time
 from rooflib.specs.devices import DeviceSpec
 
@@ -89,9 +89,7 @@ def conv_steps(
     w_bytes = math.prod(w_shape) * itemsize
     c_in = int(x_shape[1]) if len(x_shape) > 1 else 1
     out_elements = math.prod(out_shape)
-    bias_step = ConvStep(
-        "elementwise", "broadcast_fp32" if itemsize >= 4 else "broadcast", 2.0 * out_bytes, elements=out_elements
-    )
+    bias_step = ConvStep("elementwise", broadcast_class(itemsize, False), 2.0 * out_bytes, elements=out_elements)
     if transposed:  # weight [c_in, c_out / g, *taps]: m = batch x input positions, n = c_out x taps, k = c_in / g
         m, n, k = x_shape[0] * math.prod(x_shape[2:]), w_shape[1] * taps, w_shape[0] // g
         return [ConvStep("gemm", gemm=(g, m, n, k, k)), *([bias_step] if bias else [])]

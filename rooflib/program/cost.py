@@ -173,10 +173,9 @@ def _gemm(system: System, op: Op) -> OpCost:
     ideal = gemm(dev, *dims, dt, batch=batch, ideal=True, derate=False)
     if k_pad > dims[2]:  # the padded K's extra FLOPs are time, not work: the op counts the true FLOPs
         real = replace(real, flops=ideal.flops, hbm_bytes=ideal.hbm_bytes)
-    a_bytes = op.params.get("a_bytes")
-    if a_bytes is not None:  # an implicit GEMM reads its input tensor, not an m x k matrix: the bound's bytes
+    if "a_bytes" in op.params:  # an implicit GEMM reads its input tensor, not an m x k matrix: the bound's bytes
         unfolded = float(dims[0]) * dims[2] * batch * bytes_per_element(dt)
-        true = max(0.0, ideal.hbm_bytes - unfolded) + float(str(a_bytes))
+        true = max(0.0, ideal.hbm_bytes - unfolded) + _int(op, "a_bytes")
         ideal = replace(ideal, hbm_bytes=min(true, ideal.hbm_bytes))
         real = replace(real, hbm_bytes=ideal.hbm_bytes)
     return _compute(real, ideal, system)

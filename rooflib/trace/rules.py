@@ -54,6 +54,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
+from rooflib.compute.kernels import broadcast_class
 from rooflib.trace.indexing import copy_rule as _copy
 from rooflib.trace.indexing import index_rule as _index
 from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
@@ -188,13 +189,17 @@ def _elementwise(call: Call, ctx: Context, *, fill: bool = False) -> list[Piece]
     writes = max(1, round_half_up(sum(t.nbytes for t in call.outputs) / unit))
     base = call.name.removeprefix("aten.").rstrip("_")
     flops = 0.0 if fill else _FLOPS.get(base, 1.0)
-    params: dict[str, object] = {"reads": reads, "writes": writes, "flops_per_element": flops, "elements": n}
-    params["dtype"] = dtype
+    params: dict[str, object] = {
+        "reads": reads,
+        "writes": writes,
+        "flops_per_element": flops,
+        "elements": n,
+        "dtype": dtype,
+    }
     broadcast, mixed = (False, False) if fill or "pointwise" not in call.tags else broadcast_operands(call, main)
     if broadcast:  # the non-vectorised kernel's measured class (rooflib.compute.kernels): operands and outputs once
         moved = nbytes(tuple(v for k, v in call.args.items() if k != "out")) + sum(t.nbytes for t in call.outputs)
-        curve = "broadcast_cast" if mixed else ("broadcast_fp32" if main.itemsize >= 4 else "broadcast")
-        params.update(curve=curve, curve_bytes=float(moved))
+        params.update(curve=broadcast_class(main.itemsize, mixed), curve_bytes=float(moved))
     return [Piece("elementwise", params, call.name)]
 
 
