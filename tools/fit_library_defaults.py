@@ -7,9 +7,10 @@ all-reduce tables), with :func:`rooflib.calibrate.library_tables.fit_library_tab
 - nccl-ampere: fitted on a100_sxm;
 - nccl-hopper: fitted on h100_sxm and h200_sxm together;
 - nccl-blackwell: what carries over from Hopper: the dimensionless shares and curves (link, op, rank, protocol
-  shares, size curve), the host call from C and the kernel start; its per-step latencies stay NCCL's own tuning
-  figures for Blackwell and its NVLS figures the NVL72-derived ones (Hopper's measured latencies are not
-  portable across generations: nothing on a datasheet predicts them).
+  shares, size curve), the point-to-point block rate and the host call from C; its device latencies (kernel
+  start, per-algorithm base, per-hop) are Hopper's times one ``latency_scale``, fitted on a public Blackwell
+  sweep (``rooflib.validate.public_sweeps.AZURE_GB200_RING``: 4 GB200, ring all-reduce, sizes up to 1 MiB); its
+  NVLS figures stay the NVL72-derived ones. NVIDIA aiconfigurator's B200 and GB200 tables are never read here.
 
 Without ``--write`` the fitted figures are printed; with it the three YAML files are rewritten.
 """
@@ -26,8 +27,10 @@ import yaml
 
 from rooflib.bench.aiconfigurator_import import _data_root, table_paths
 from rooflib.bench.aiconfigurator_tables import read_nccl_table
-from rooflib.calibrate.library_tables import fit_library_tables, nccl_tuning_held
+from rooflib.calibrate.library_tables import fit_latency_scale, fit_library_tables, nccl_tuning_held
 from rooflib.specs import load_system
+from rooflib.specs.systems import scale_latency
+from rooflib.validate.public_sweeps import AZURE_GB200_RING, LATENCY_FIT_MAX_BYTES, sweep_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBS = ROOT / "hardware" / "libraries"
@@ -35,8 +38,7 @@ FITS = {  # library file -> (aiconfigurator systems, catalog systems)
     "nccl-ampere": (("a100_sxm",), ("hgx-a100",)),
     "nccl-hopper": (("h100_sxm", "h200_sxm"), ("hgx-h100", "hgx-h200")),
 }
-CARRIED = ("latency",)  # Blackwell takes Hopper's figures except those whose path contains these words
-KEEP_ON_BLACKWELL = ("nvls_efficiency",)
+KEEP_ON_BLACKWELL = ("nvls_efficiency",)  # Blackwell's own (NVL72-derived) figures, not Hopper's
 
 
 def nccl_rows(folder: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -63,13 +65,31 @@ def fit(data: Path) -> dict[str, dict[str, Any]]:
         out[lib] = result.overrides
     for key in ("library.nvls_efficiency", "library.algorithm_latency.nvls"):  # no NVLS on NVSwitch gen2
         out["nccl-ampere"].pop(key, None)
-    hopper = out["nccl-hopper"]
-    blackwell = {}
-    for path, value in hopper.items():
-        if any(w in path for w in CARRIED) or path.split(".", 1)[1] in KEEP_ON_BLACKWELL:
-            continue
-        blackwell[path] = _carried(value)
-    out["nccl-blackwell"] = blackwell
+    out["nccl-blackwell"] = blackwell_figures(out["nccl-hopper"])
+    return out
+
+
+def blackwell_figures(hopper: dict[str, Any]) -> dict[str, Any]:
+    """Hopper's fitted figures carried to Blackwell, device latencies times the scale the public GB200 sweep
+    fits (the sweep's sizes up to 1 MiB; its conditions force the ring algorithm)."""
+    sweep = AZURE_GB200_RING
+    system = load_system(sweep.system, gpus=sweep.gpus)
+    carried = {p: _carried(v) for p, v in hopper.items() if p.split(".", 1)[1] not in KEEP_ON_BLACKWELL}
+    rows = sweep_rows(sweep, max_bytes=LATENCY_FIT_MAX_BYTES)
+    k = fit_latency_scale(system, carried, rows, algorithm=sweep.algorithm)
+    sys.stdout.write(f"nccl-blackwell: latency_scale {k:.3f} on {len(rows)} rows of {sweep.source}\n")
+    out = {}
+    for path, value in carried.items():
+        origin = str(hopper[path].get("source", "")).removeprefix("measured: ") if isinstance(value, dict) else ""
+        why = f"derived: Hopper's figure x {k:.3f} (latency_scale), {origin}"
+        out[path] = scale_latency(path.split(".", 1)[1], value, k, why)
+        if out[path] is not value and "note" in out[path]:  # the held NVLS figure: held on Hopper, scaled here
+            out[path] = {**out[path], "note": "NCCL's tuning figure, held by the Hopper fit, times latency_scale"}
+    out["library.latency_scale"] = {
+        "value": round(k, 3),
+        "source": f"measured: {sweep.source} ({sweep.conditions}), sizes up to 1 MiB: the Hopper figures' "
+        "device latencies fitted by one factor (tools/fit_library_defaults.py)",
+    }
     return out
 
 

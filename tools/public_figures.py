@@ -1,5 +1,5 @@
-"""Write docs/validation/public/all_reduce.md: published multi-node all-reduce busbw against the model
-(``python tools/public_figures.py``; a test checks the file is current)."""
+"""Write docs/validation/public/all_reduce.md: published all-reduce busbw against the model, the multi-node
+figures and the one-domain size sweeps (``python tools/public_figures.py``; a test checks the file is current)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rooflib.validate.public import public_table
+from rooflib.validate.public_sweeps import AZURE_GB200_RING, LATENCY_FIT_MAX_BYTES, sweep_table
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "validation" / "public" / "all_reduce.md"
 
@@ -35,8 +36,43 @@ def render() -> str:
     lines += ["", "Median absolute error of the held-out rows by case:", ""]
     for (system, gpus), grp in held.groupby(["system", "gpus"], sort=False):
         lines.append(f"- {system}, {gpus} GPUs: {grp['error_pct'].abs().median():.1f} % ({len(grp)} sizes)")
-    lines.append("")
+    lines += ["", *_sweep_section()]
     return "\n".join(lines)
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:g} {unit}"
+    return f"{nbytes:g} B"
+
+
+def _sweep_section() -> list[str]:
+    sweep = AZURE_GB200_RING
+    t = sweep_table(sweep)
+    lines = [
+        "## One NVLink domain, every size: a public Blackwell sweep",
+        "",
+        f"{sweep.conditions} (`{sweep.source}`).",
+        "",
+        f"Predicted: `rooflib collective {sweep.op} --system {sweep.system} --gpus {sweep.gpus} --bytes SIZE "
+        f"--algorithm {sweep.algorithm} --launch stream`.",
+        f"The catalog's `nccl-blackwell.latency_scale` is fitted on the sizes up to {_size(LATENCY_FIT_MAX_BYTES)}",
+        "(`fit`); the larger sizes are held out. Times are the published busbw converted by nccl-tests' convention.",
+        "",
+        "| size | measured us | predicted us | error | role |",
+        "| ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in t.itertuples():
+        lines.append(
+            f"| {_size(r.bytes)} | {r.time_s * 1e6:.1f} | {r.predicted_s * 1e6:.1f} | {r.error_pct:+.1f} % | {r.role} |"
+        )
+    lines.append("")
+    for role in ("fit", "held-out"):
+        grp = t[t["role"] == role]
+        lines.append(f"- {role}: {len(grp)} sizes, median |error| {grp['error_pct'].abs().median():.1f} %")
+    lines.append("")
+    return lines
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ rates. Fitted, by least squares on ``log(predicted / measured)`` (scipy ``least_
   latency over NVLink (``protocols.*.hop_latency.nvlink``): latency grows with rank count through the hop count;
 - the achievable NVLink share (``link_efficiency.nvlink``), a share per op (``op_efficiency``), a bus efficiency
   against rank count per op (``rank_efficiency``, 1 at 8 ranks and beyond), NVLS's share (``nvls_efficiency``),
-  LL's and LL128's bandwidth shares and a per-transfer message-size curve (``link_size_efficiency``).
+  LL's and LL128's bandwidth shares and a per-transfer message-size curve (``link_size_efficiency``);
+- the rate of one thread block of the point-to-point kernel (``p2p_cta_bandwidth``), where the rows hold
+  all-to-alls and the library sets NCCL's per-peer block rule (:class:`rooflib.collectives.model.P2PCap`).
 
 :func:`apply_library` puts the fitted figures onto another system's library (a new :class:`System`).
 """
@@ -32,13 +34,21 @@ from scipy.optimize import least_squares
 
 from rooflib.calibrate.data import Fit
 from rooflib.collectives.api import plan_costs
-from rooflib.collectives.model import PlanCost
+from rooflib.collectives.model import P2P_OPS, P2PCap, PlanCost, peer_channels
 from rooflib.conventions import MULTICAST_ALGORITHMS
 from rooflib.specs.catalog import validate
-from rooflib.specs.figures import log_interp
+from rooflib.specs.figures import Ratio, log_interp
 from rooflib.specs.resolve import System
+from rooflib.specs.systems import scale_latency
 
-__all__ = ["RANKS", "TableFit", "apply_library", "fit_library_tables", "nccl_tuning_held"]
+__all__ = [
+    "RANKS",
+    "TableFit",
+    "apply_library",
+    "fit_latency_scale",
+    "fit_library_tables",
+    "nccl_tuning_held",
+]
 
 FloatArray = npt.NDArray[np.float64]
 PROTOCOLS = ("ll", "ll128", "simple")
@@ -48,6 +58,7 @@ RANKS = (2.0, 4.0)  # rank-curve points fitted below the anchor (8 ranks: 1 ther
 BANDWIDTH_BYTES = float(64 << 20)
 BANDWIDTH_WEIGHT = 10.0
 CURVE_SIZES = tuple(float(2**k) for k in range(8, 27, 3))  # 256 B .. 64 MiB per-transfer messages (1 past it)
+CTA0 = 18.0  # starting point of the point-to-point block rate, GB/s (the vector keeps every entry near 1)
 
 
 @dataclass
@@ -58,6 +69,7 @@ class _Alg:
     phases: list[tuple[float, int, float, bool]]  # (beta, hops_nv, msg, switch)
     hbm_beta: float
     max_bytes: dict[str, float]
+    p2p: P2PCap | None = None
 
 
 @dataclass
@@ -69,13 +81,14 @@ class _Group:
     measured: FloatArray
     algs: list[_Alg]
     gap: float
+    lat_scale: float = 1.0  # the system's latency_scale: its device latencies over the fit's (Hopper's) unit
 
 
 def _f0(system: System, op: str, n: int, cost: PlanCost) -> float:
     lib = system.library
     eff = lib.link_efficiency["nvlink"].value if "nvlink" in lib.link_efficiency else 1.0
     op_eff = lib.op_efficiency.get(op)
-    f = eff * (1.0 if op_eff is None else op_eff.value) * lib.rank_factor(op, n)
+    f = eff * (1.0 if op_eff is None else op_eff.value) * (lib.rank_factor(op, n) if cost.p2p is None else 1.0)
     if cost.algorithm in MULTICAST_ALGORITHMS and lib.nvls_efficiency is not None:
         f *= lib.nvls_efficiency.value
     return f
@@ -98,10 +111,11 @@ def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
                 phases = [(ph.beta, ph.hops_nv + ph.hops_net, ph.msg, ph.switch) for ph in c.phases]
                 limits = {r.name: r.max_bytes for r in c.regimes}
                 f0 = _f0(system, str(op), n, c)
-                algs.append(_Alg(name, name in MULTICAST_ALGORITHMS, f0, phases, c.hbm_beta, limits))
+                algs.append(_Alg(name, name in MULTICAST_ALGORITHMS, f0, phases, c.hbm_beta, limits, c.p2p))
             sizes, index = np.unique(grp["bytes"].to_numpy(dtype=np.float64), return_inverse=True)
             measured = grp["time_s"].to_numpy(dtype=np.float64)
-            out.append(_Group(str(op), n, sizes.astype(np.float64), index, measured, algs, gap))
+            scale = system.library.latency_factor
+            out.append(_Group(str(op), n, sizes.astype(np.float64), index, measured, algs, gap, scale))
     return out
 
 
@@ -117,11 +131,12 @@ class _Params:
     rank: dict[str, tuple[float, ...]]
     nvls: float
     curve: tuple[tuple[float, float], ...]
+    cta: float
 
 
 class _Model:
     """Parameter vector <-> predictions. Layout: start, host, base x4, lat x3, share x2, eff, op_eff x4,
-    rank x (4 x len(RANKS)), nvls, curve log-decrements x len(CURVE_SIZES)."""
+    rank x (4 x len(RANKS)), nvls, curve log-decrements x len(CURVE_SIZES), point-to-point block rate (GB/s)."""
 
     def __init__(self, groups: list[_Group], ranks: bool) -> None:
         self.groups = groups
@@ -136,10 +151,19 @@ class _Model:
         lo = [0.0, 0.0, *[0.0] * 4, 0.0, 0.0, 0.0, 0.05, 0.2, 0.3, *[0.3] * 4, *[0.2] * nr, 0.3]
         hi = [2e-5, 3e-5, *[3e-5] * 4, 1e-5, 1e-5, 2e-5, 1.0, 1.0, 1.0, *[1.0] * 4, *[1.0] * nr, 1.0]
         sc = [1e-6, 1e-6, *[1e-6] * 4, 1e-7, 1e-7, 1e-6, 0.1, 0.1, 0.1, *[0.1] * 4, *[0.1] * nr, 0.1]
-        self.x0 = np.array([*x0, *[0.05] * nc])
-        self.lower = np.array([*lo, *[0.0] * nc])
-        self.upper = np.array([*hi, *[2.0] * nc])
-        self.scale = np.array([*sc, *[0.1] * nc])
+        self.x0 = np.array([*x0, *[0.05] * nc, CTA0])
+        self.lower = np.array([*lo, *[0.0] * nc, 1.0])
+        self.upper = np.array([*hi, *[2.0] * nc, 200.0])
+        self.scale = np.array([*sc, *[0.1] * nc, 1.0])
+        self.fit_p2p = any(a.p2p is not None for g in groups for a in g.algs)
+        if not self.fit_p2p:  # no point-to-point rows under the block rule: the rate is not fitted
+            self.lower[-1] = CTA0 * (1 - 1e-9)
+            self.upper[-1] = CTA0
+        self.rank_ops = tuple(op for op in OPS if not (self.fit_p2p and op in P2P_OPS))
+        for i, op in enumerate(OPS):  # under the block rule the blocks carry the rank count, not a bus curve
+            if op not in self.rank_ops:
+                for j in range(16 + i * len(RANKS), 16 + (i + 1) * len(RANKS)):
+                    self.x0[j], self.lower[j], self.upper[j] = 1.0, 1.0 - 1e-9, 1.0
         for k, r in enumerate(RANKS):  # points at or past the anchor (or one rank count): held at 1
             if not ranks or r >= self.anchor:
                 for i in range(16 + k, 16 + nr, len(RANKS)):
@@ -150,7 +174,7 @@ class _Model:
         nr = len(RANKS)
         rank = {op: tuple(float(v) for v in x[16 + i * nr : 16 + (i + 1) * nr]) for i, op in enumerate(OPS)}
         c0 = 17 + len(OPS) * nr
-        effs = np.exp(-np.cumsum(x[c0:][::-1])[::-1])
+        effs = np.exp(-np.cumsum(x[c0 : c0 + len(CURVE_SIZES)][::-1])[::-1])
         return _Params(
             start=float(x[0]),
             host=float(x[1]),
@@ -162,6 +186,7 @@ class _Model:
             rank=rank,
             nvls=float(x[c0 - 1]),
             curve=tuple((s, float(e)) for s, e in zip(CURVE_SIZES, effs, strict=True)),
+            cta=float(x[-1]) * 1e9,
         )
 
     def points(self, p: _Params, op: str) -> tuple[tuple[float, float], ...]:
@@ -174,16 +199,24 @@ class _Model:
     def predict(self, p: _Params, g: _Group) -> FloatArray:
         s = g.sizes
         best = np.full(s.shape, np.inf)
-        f_new = p.eff * p.op_eff[g.op] * self.rank_factor(p, g.op, g.n)
+        f_new = p.eff * p.op_eff[g.op]
         for a in g.algs:
-            f = f_new * (p.nvls if a.nvls else 1.0)
+            f = f_new * (p.nvls if a.nvls else 1.0) * (self.rank_factor(p, g.op, g.n) if a.p2p is None else 1.0)
             scale = a.base0 / f
+            cta = None
+            if a.p2p is not None:
+                peer = a.p2p.frac * s
+                blocks = peer_channels(peer, a.p2p.per_peer, a.p2p.chunk)
+                cta = peer / (blocks * p.cta * log_interp(p.curve, peer / blocks))
             protos = ("simple",) if a.nvls else tuple(p_ for p_ in PROTOCOLS if p_ in a.max_bytes)
             for proto in protos:
                 fixed = p.start + p.base.get(a.name, 0.0) + sum(h * p.lat[proto] for _, h, _, _ in a.phases)
+                fixed *= g.lat_scale
                 link = np.zeros(s.shape)
                 for beta, _, msg, _ in a.phases:
                     link = link + s * beta * scale / (p.share[proto] * log_interp(p.curve, msg * s))
+                if cta is not None:
+                    link = np.maximum(link, cta / p.share[proto])
                 t = fixed + np.maximum(link, s * a.hbm_beta)
                 limit = a.max_bytes.get(proto, np.inf)
                 if limit < np.inf:
@@ -286,10 +319,13 @@ def fit_library_tables(
     o["library.op_efficiency"] = {op: {"value": round(v, 4), "source": source} for op, v in p.op_eff.items()}
     if model.fit_ranks:
         o["library.rank_efficiency"] = {
-            op: {"points": [[int(r), round(v, 4)] for r, v in model.points(p, op)], "source": source} for op in OPS
+            op: {"points": [[int(r), round(v, 4)] for r, v in model.points(p, op)], "source": source}
+            for op in model.rank_ops
         }
     o["library.nvls_efficiency"] = {"value": round(p.nvls, 4), "source": source}
     o["library.link_size_efficiency"] = {"points": [[s, round(e, 4)] for s, e in p.curve], "source": source}
+    if model.fit_p2p:
+        o["library.p2p_cta_bandwidth"] = {"value": f"{p.cta / 1e9:.4g} GB/s", "source": source}
     err = np.abs(np.exp(np.concatenate([np.log(model.predict(p, g)[g.index] / g.measured) for g in groups])) - 1.0)
     err = err * 100.0
     return TableFit(o, int(err.size), float(np.median(err)), float(np.percentile(err, 90)))
@@ -306,15 +342,46 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 def apply_library(system: System, overrides: dict[str, Any], *, keep_nvls: bool = True) -> System:
     """``system`` with ``library.*`` ``overrides`` (as :func:`fit_library_tables` returns them) on its library.
 
-    ``keep_nvls``: leave the library's own NVLS figures (``nvls_efficiency``, ``nvls_size_efficiency``) where it
-    has them, e.g. Blackwell's, taken from NVL72 measurements."""
+    Device latencies (:data:`rooflib.specs.systems.LATENCY_FIGURES`) are fitted in Hopper's unit: they are
+    multiplied by the target library's ``latency_scale`` (1 on Hopper). ``keep_nvls``: leave the library's own NVLS
+    figures (``nvls_efficiency``, ``nvls_size_efficiency``) where it has them, e.g. Blackwell's, taken from NVL72
+    measurements."""
     data = system.library.model_dump(mode="json", exclude_none=True)
+    scale = system.library.latency_factor
     for path, value in overrides.items():
         head, _, rest = path.partition(".")
         if head != "library":
             continue
         if keep_nvls and rest == "nvls_efficiency" and "nvls_size_efficiency" in data:
             continue
-        _set(data, rest, value)
+        _set(data, rest, scale_latency(rest, value, scale))
     lib = validate("library", data, f"{system.library.name} (with fitted figures)")
     return dataclasses.replace(system, library=lib)
+
+
+def fit_latency_scale(
+    system: System, overrides: dict[str, Any], rows: pd.DataFrame, *, algorithm: str = "library"
+) -> float:
+    """The ``latency_scale`` that makes ``system`` with the (Hopper-unit) ``overrides`` best predict ``rows``
+    (``op``, ``gpus``, ``bytes``, ``time_s``; stream launches, as nccl-tests runs them) run with ``algorithm``:
+    the scale minimising the squared log error (bounded, 0.25-4). Meant for rows of small messages, where the
+    latency figures set the time."""
+    from scipy.optimize import minimize_scalar
+
+    from rooflib.collectives import predict_collective
+
+    groups = [(str(op), int(str(n)), g) for (op, n), g in rows.groupby(["op", "gpus"])]
+
+    def loss(k: float) -> float:
+        lib = system.library.model_copy(update={"latency_scale": Ratio(value=k, source="fit")})
+        scaled = apply_library(dataclasses.replace(system, library=lib), overrides)
+        err = []
+        for op, n, g in groups:
+            sizes = g["bytes"].to_numpy(dtype=np.float64)
+            t = predict_collective(op, scaled, gpus=n, nbytes=sizes, algorithm=algorithm, launch="stream").time_s
+            err.append(np.log(t / g["time_s"].to_numpy(dtype=np.float64)))
+        e = np.concatenate(err)
+        return float(np.mean(e * e))
+
+    res = minimize_scalar(loss, bounds=(0.25, 4.0), method="bounded", options={"xatol": 1e-4})
+    return float(res.x)

@@ -13,9 +13,11 @@ bandwidth; the fastest applicable one is taken at each size, as NCCL's tuner doe
 
 Every GPU also reads its input from and writes its output to HBM; the bandwidth term is never below that floor
 (``hbm_beta = (input + output bytes per byte of S) / achievable HBM rate``), so no link, however fast, can make
-a collective beat the memory it reads and writes:
+a collective beat the memory it reads and writes. NCCL's point-to-point ops (all-to-all, send/recv, gather,
+scatter) also move each peer's bytes ``b`` with a few thread blocks only, ``c(b)`` of them (:func:`peer_channels`,
+NCCL's src/enqueue.cc rule), each at most ``p2p_cta_bandwidth``:
 
-    t(S) = fixed + max(link terms above, S * hbm_beta)
+    t(S) = fixed + max(link terms above, b / (c(b) * cta_rate * bw_fraction_p * size_eff(b / c(b))), S * hbm_beta)
 
 Sources: NCCL src/graph/tuning.cc for the structure and default latencies; nccl-tests for algbw and busbw.
 """
@@ -41,11 +43,13 @@ __all__ = [
     "LAUNCHES",
     "P2P_OPS",
     "Launch",
+    "P2PCap",
     "PhaseCost",
     "PlanCost",
     "Regime",
     "cost_plan",
     "hbm_floor",
+    "peer_channels",
     "plan_time",
 ]
 
@@ -100,6 +104,42 @@ class PhaseCost:
 
 
 @dataclass(frozen=True)
+class P2PCap:
+    """NCCL's point-to-point engine: ``frac * S`` bytes to each peer, on at most ``per_peer`` thread blocks,
+    each moving at most ``cta_rate`` bytes/s."""
+
+    frac: float
+    per_peer: int
+    chunk: float
+    cta_rate: float
+
+
+def peer_channels(nbytes: npt.ArrayLike, per_peer: int, chunk: float) -> FloatArray:
+    """Thread blocks NCCL gives one peer's ``nbytes`` inside one NVLink domain (src/enqueue.cc, 2.2x): one per
+    ``chunk / 8`` bytes, up to ``per_peer``.
+
+    NCCL rounds up to whole blocks, so its time saws (a peer's 65 KiB on two blocks beats its 64 KiB on one); the
+    count here is continuous, the saw's upper envelope, so time never falls as bytes grow. NCCL also doubles an
+    op's blocks while a part exceeds 32 chunks, but the rank's ops (one per peer, its own copy included) then
+    share the communicator's ``p2p_channels`` blocks: a peer gets no more than ``per_peer`` blocks' worth.
+
+    >>> peer_channels([1024, 256 * 1024, 1 << 20, 1 << 30], per_peer=16, chunk=512 * 1024).tolist()
+    [1.0, 4.0, 16.0, 16.0]
+    """
+    b = np.asarray(nbytes, dtype=np.float64)
+    return np.asarray(np.clip(b / (chunk / 8), 1.0, float(per_peer)), dtype=np.float64)
+
+
+def per_peer_blocks(channels: int, ranks: int) -> int:
+    """Thread blocks per peer before size limits: ``channels`` halved while blocks x ranks exceed it (NCCL's
+    nChannelsMin in scheduleP2pTasksToPlan, src/enqueue.cc)."""
+    c = channels
+    while c * ranks > channels and c > 1:
+        c //= 2
+    return c
+
+
+@dataclass(frozen=True)
 class PlanCost:
     op: Op
     algorithm: Algorithm
@@ -110,6 +150,7 @@ class PlanCost:
     size_curve_points: tuple[tuple[float, float], ...] | None
     hbm_beta: float = 0.0  # seconds per byte of S to read the input and write the output in HBM
     nvls_curve_points: tuple[tuple[float, float], ...] | None = None  # for switch phases, at each rank's shard
+    p2p: P2PCap | None = None  # NCCL's point-to-point ops: the thread blocks each peer's bytes get
 
 
 def _efficiency(system: System, regime: str) -> FloatArray:
@@ -164,6 +205,23 @@ def _p2p_split(system: System, plan: Plan) -> float | None:
     return threshold.value * (1 if plan.op == "send_recv" else plan.group.n)
 
 
+_PEER_SHARE = {"all_to_all": None, "gather": None, "scatter": None, "send_recv": 1.0}  # None: 1/n of S a peer
+
+
+def _p2p_cap(system: System, plan: Plan) -> P2PCap | None:
+    """The per-peer thread-block cap of a point-to-point op of the library in one NVLink domain (None: none)."""
+    lib = system.library
+    if plan.op not in P2P_OPS or plan.regime != "nccl" or not plan.group.single_domain:
+        return None
+    if lib.p2p_cta_bandwidth is None or lib.p2p_channels is None or lib.p2p_chunk_size is None:
+        return None
+    share = _PEER_SHARE[plan.op]
+    frac = 1.0 / plan.group.n if share is None else share
+    channels = int(lib.p2p_channels)
+    per_peer = per_peer_blocks(channels, plan.group.n)
+    return P2PCap(frac, per_peer, lib.p2p_chunk_size.value, lib.p2p_cta_bandwidth.value)
+
+
 def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System) -> PhaseCost:
     loads = link_loads(table, phase.src, phase.dst, phase.frac) * phase.repeat
     if phase.all_pairs is not None:
@@ -194,7 +252,8 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     # per-op and per-rank-count shares are NVLink figures (fitted inside one NVLink domain): NVLink links only
     if op_eff is not None:
         eff[NV] *= op_eff.value
-    if native and plan.regime != "p2p":  # NCCL's own rings, trees and NVLS: bus efficiency against rank count
+    p2p = _p2p_cap(system, plan) if native else None
+    if native and plan.regime != "p2p" and p2p is None:  # NCCL's rings, trees and NVLS: bus efficiency by ranks
         eff[NV] *= system.library.rank_factor(plan.op, plan.group.n)
     phases = tuple(_phase_cost(p, table, eff, system) for p in plan.phases)
     base = system.library.algorithm_latency.get(plan.algorithm)
@@ -211,6 +270,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
         None if curve is None else curve.points,
         hbm_floor(system, plan.op, plan.group.n),
         None if nvls_curve is None else nvls_curve.points,
+        p2p,
     )
 
 
@@ -230,6 +290,12 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     ]
     if all(c is None for c in curves):
         body = s * sum(ph.beta for ph in cost.phases)
+    cta = None  # seconds at full protocol efficiency, before the size curve, of the point-to-point block cap
+    if cost.p2p is not None:
+        cap = cost.p2p
+        peer = cap.frac * s
+        blocks = peer_channels(peer, cap.per_peer, cap.chunk)
+        cta = peer / (blocks * cap.cta_rate * _size_eff(cost.size_curve_points, peer / blocks))  # each block's part
     for i, regime in enumerate(cost.regimes):
         fixed = (
             launch_s
@@ -242,6 +308,8 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
             link = np.zeros(s.shape)
             for ph, points in zip(cost.phases, curves, strict=True):
                 link = link + s * ph.beta / (regime.bw_fraction * _size_eff(points, ph.msg * s))
+        if cta is not None:
+            link = np.maximum(link, cta / regime.bw_fraction)
         t = fixed + np.maximum(link, s * cost.hbm_beta)
         if regime.max_bytes < np.inf:
             t = np.where(s <= regime.max_bytes, t, np.inf)

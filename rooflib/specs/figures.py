@@ -26,6 +26,7 @@ __all__ = [
     "Fraction",
     "Frequency",
     "LogLogCurve",
+    "Ratio",
     "SizeCurve",
     "SpecModel",
     "WholeNumber",
@@ -140,6 +141,10 @@ class Count(Figure):
 
     def __int__(self) -> int:
         return int(self.value)
+
+
+class Ratio(Figure):
+    """A positive dimensionless ratio, not bounded by 1 (one quantity of a system over the same of another)."""
 
 
 class Fraction(Figure):

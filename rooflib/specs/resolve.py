@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from rooflib.conventions import MULTICAST_ALGORITHMS
-from rooflib.errors import GroupError, SpecError
+from rooflib.errors import GroupError, RooflibError, SpecError
 from rooflib.specs.catalog import Catalog, default_catalog, validate
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.interconnects import InfiniBandSpec, NVLinkSpec, NVSwitchSpec, PCIeSpec
-from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
+from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec, scale_latency
 
 __all__ = ["System", "load_system", "without_multicast"]
 
@@ -157,7 +157,17 @@ def _raw_items(cat: Catalog, spec: SystemSpec) -> tuple[dict[str, tuple[str, dic
     return raws, links
 
 
-def _portable_part(prof: ProfileSpec, name: str, gpus: int) -> ProfileSpec:
+def _latency_ratio(cat: Catalog, source: str, target: str) -> float:
+    """Target system's library latency_scale over the source system's (1 when a system is not in the catalog)."""
+    try:
+        a = cat.library(cat.system(source).library).latency_factor
+        b = cat.library(cat.system(target).library).latency_factor
+    except RooflibError:  # the profile's system is not in this catalog: nothing to scale by
+        return 1.0
+    return b / a
+
+
+def _portable_part(prof: ProfileSpec, name: str, gpus: int, cat: Catalog) -> ProfileSpec:
     """The part of ``prof`` that carries to ``gpus`` GPUs of system ``name`` (:meth:`ProfileSpec.portable`); one
     line on stderr names what was dropped."""
     fitted = None if prof.gpus is None else int(prof.gpus.value)
@@ -168,6 +178,11 @@ def _portable_part(prof: ProfileSpec, name: str, gpus: int) -> ProfileSpec:
     kept, dropped = prof.portable(other_system=other_system, other_count=other_count)
     where = f"{prof.system}" + ("" if fitted is None else f", {fitted} GPUs")
     head = f"rooflib: profile {prof.name} (fitted on {where}) on {name} with {gpus} GPUs carries only its portable part"
+    ratio = _latency_ratio(cat, prof.system, name) if other_system else 1.0
+    if ratio != 1.0:  # another generation: its device latencies are the profile's times the scales' ratio
+        scaled = {k: scale_latency(k.removeprefix("library."), v, ratio) for k, v in kept.overrides.items()}
+        kept = kept.model_copy(update={"overrides": scaled})
+        head += f" (device latencies x {ratio:.3g}, the libraries' latency_scale ratio)"
     if dropped:
         sys.stderr.write(f"{head}; dropped {len(dropped)} overrides: {', '.join(dropped)}\n")
     elif other_system:
@@ -198,7 +213,7 @@ def load_system(
     specs: dict[str, Any] = {}
     if profile is not None:
         prof, prof_path = cat.profile(profile)
-        prof = _portable_part(prof, name, gpus if gpus is not None else count * sys_spec.gpus_per_node)
+        prof = _portable_part(prof, name, gpus if gpus is not None else count * sys_spec.gpus_per_node, cat)
         _apply_profile(cat, raws, prof, prof_path)
         for key, (kind, data, path) in raws.items():
             specs[key] = validate(kind, data, f"{path} (with profile {prof_path})")

@@ -8,18 +8,22 @@ from pydantic import Field, Strict, model_validator
 
 from rooflib.conventions import ALGORITHMS, OPS
 from rooflib.specs.figures import (
+    Bandwidth,
     Bytes,
     Count,
     Duration,
     Fraction,
     LogLogCurve,
+    Ratio,
     SizeCurve,
     SpecModel,
     WholeNumber,
     name_of,
 )
+from rooflib.units import parse_quantity
 
 __all__ = [
+    "LATENCY_FIGURES",
     "PORTABLE_LIBRARY",
     "LibrarySpec",
     "LinkClass",
@@ -32,6 +36,7 @@ __all__ = [
     "ScaleOut",
     "ScaleUp",
     "SystemSpec",
+    "scale_latency",
 ]
 
 LinkClass = Literal["nvlink", "pcie", "ib"]
@@ -213,6 +218,29 @@ class LibrarySpec(SpecModel):
         "of at most this many bytes per peer run the LL protocol, larger ones Simple (NCCL's P2P_LL_THRESHOLD); "
         "none: the fastest protocol at each size, as for collectives",
     )
+    p2p_channels: Count | None = Field(
+        default=None,
+        description="channels (thread blocks) NCCL's point-to-point engine spreads one communicator's grouped sends "
+        "and receives over (p2pnChannels: pow2Up(min(nChannels, NCCL_MAX_P2P_NCHANNELS)), src/graph/paths.cc); "
+        "each peer gets this many over the ranks, halved to a power of two (src/enqueue.cc); none: no per-peer cap",
+    )
+    p2p_chunk_size: Bytes | None = Field(
+        default=None,
+        description="NCCL's point-to-point chunk over NVLink (NCCL_P2P_NVL_CHUNKSIZE): a peer's bytes split into "
+        "parts of at least chunk / 8, one channel each, up to the peer's share of p2p_channels (src/enqueue.cc)",
+    )
+    p2p_cta_bandwidth: Bandwidth | None = Field(
+        default=None,
+        description="bytes per second one thread block of NCCL's point-to-point kernel moves to its peer (calibrated): "
+        "a peer's transfer runs no faster than its channels times this",
+    )
+    latency_scale: Ratio | None = Field(
+        default=None,
+        description="this generation's device-side latencies (kernel start, per-algorithm base, per-hop) over "
+        "Hopper's, the unit library fits work in: the latency figures of this file already include it; "
+        "rooflib.calibrate.library_tables divides tables' latencies by it and apply_library multiplies fitted "
+        "ones by it; none: 1 (Hopper, or not known)",
+    )
     rank_efficiency: dict[RankKey, RankCurve] = Field(
         default_factory=dict,
         description="bus efficiency of the library's own algorithms against the group's ranks, per op "
@@ -224,6 +252,11 @@ class LibrarySpec(SpecModel):
         if not self.protocols:
             raise ValueError("protocols must name at least one protocol")
         return self
+
+    @property
+    def latency_factor(self) -> float:
+        """:attr:`latency_scale` as a number (1.0 when unset)."""
+        return 1.0 if self.latency_scale is None else self.latency_scale.value
 
     def rank_factor(self, op: str, ranks: int) -> float:
         """The :attr:`rank_efficiency` of ``op`` at ``ranks`` ranks (1.0 when no curve applies)."""
@@ -241,12 +274,35 @@ PORTABLE_LIBRARY = (
     "nvls_size_efficiency",
     "algorithm_latency",
     "op_latency",
+    "p2p_cta_bandwidth",
 )
-"""``library.*`` figures of a profile that carry to another system: dimensionless shares and curves, and the
-library's per-step and per-call latencies. Host costs (``launch_overhead``, ``host_call``), the kernel start in a
-graph (``graph_launch_overhead``, a property of the machine's GPU and driver) and the machine's algorithm set
-(``native_algorithms``: NVLS off on the measured machine) stay with the machine."""
+"""``library.*`` figures of a profile that carry to another system: dimensionless shares and curves, the
+library's per-step and per-call latencies, and its point-to-point kernel's rate per thread block. Host costs
+(``launch_overhead``, ``host_call``), the kernel start in a graph (``graph_launch_overhead``, a property of the
+machine's GPU and driver) and the machine's algorithm set (``native_algorithms``: NVLS off on the measured machine)
+stay with the machine."""
 _ENVIRONMENT = ("library.native_algorithms", "library.launch_overhead", "library.host_call")
+
+
+LATENCY_FIGURES = ("graph_launch_overhead", "algorithm_latency.", "op_latency", "hop_latency.nvlink")
+"""Library figures (paths without ``library.``) that are device-side latencies: a generation's
+:attr:`LibrarySpec.latency_scale` multiplies them."""
+
+
+def scale_latency(path: str, figure: Any, scale: float, source: str | None = None) -> Any:
+    """``figure`` (an override value, ``{value: "1.2 us", source: ...}``) times ``scale`` when ``path`` (without
+    ``library.``) is a device latency (:data:`LATENCY_FIGURES`); anything else unchanged. ``source``: the scaled
+    figure's new source (default: the old one).
+
+    >>> scale_latency("algorithm_latency.ring", {"value": "2 us", "source": "x"}, 1.5)
+    {'value': '3 us', 'source': 'x'}
+    """
+    if scale == 1.0 or not isinstance(figure, dict) or not any(k in path for k in LATENCY_FIGURES):
+        return figure
+    if "value" not in figure:  # a mapping of figures (op_latency: one per op)
+        return {k: scale_latency(path, v, scale, source) for k, v in figure.items()}
+    value = parse_quantity(figure["value"], "time") * scale
+    return {**figure, "value": f"{value * 1e6:.4g} us", "source": source or figure["source"]}
 
 
 class Provenance(SpecModel):

@@ -83,3 +83,63 @@ def test_blackwell_is_never_fitted() -> None:
     bad = Scenario("B200 -> H100", "generation", (("B200", None),), (("H100", None),))
     with pytest.raises(ValueError, match="held-out"):
         fit_and_predict(pd.DataFrame(columns=["system", "op", "gpus", "bytes", "time_s"]), bad, {})
+
+
+def _with_scale(system_name: str, gpus: int, scale: float):  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from rooflib.specs.figures import Ratio
+
+    system = load_system(system_name, gpus=gpus)
+    lib = system.library.model_copy(update={"latency_scale": Ratio(value=scale, source="assumption: test")})
+    return dataclasses.replace(system, library=lib)
+
+
+def test_apply_library_multiplies_device_latencies_by_the_targets_scale() -> None:
+    ov = {
+        "library.graph_launch_overhead": {"value": "2 us", "source": "x"},
+        "library.algorithm_latency.ring": {"value": "1 us", "source": "x"},
+        "library.protocols.ll.hop_latency.nvlink": {"value": "0.5 us", "source": "x"},
+        "library.host_call": {"value": "3 us", "source": "x"},
+        "library.link_efficiency.nvlink": {"value": 0.9, "source": "x"},
+    }
+    lib = apply_library(_with_scale("hgx-b200", 8, 1.5), ov).library
+    assert lib.graph_launch_overhead.value == pytest.approx(3e-6)
+    assert lib.algorithm_latency["ring"].value == pytest.approx(1.5e-6)
+    assert lib.protocols["ll"].hop_latency["nvlink"].value == pytest.approx(0.75e-6)
+    assert lib.host_call is not None and lib.host_call.value == pytest.approx(3e-6)  # the host: not scaled
+    assert lib.link_efficiency["nvlink"].value == pytest.approx(0.9)  # a share: not scaled
+    same = apply_library(load_system("hgx-h100"), ov).library  # Hopper: the unit, scale 1
+    assert same.algorithm_latency["ring"].value == pytest.approx(1e-6)
+
+
+def test_latency_scale_fit_recovers_the_scale_that_made_the_rows() -> None:
+    """Rows made by a Blackwell system whose latencies are Hopper's times 1.7: the fit finds 1.7."""
+    from rooflib.calibrate.library_tables import fit_latency_scale
+
+    hopper = load_system("hgx-h100").library
+    ov = {
+        "library.graph_launch_overhead": {"value": f"{hopper.graph_launch_overhead.value * 1e6} us", "source": "x"},
+        "library.algorithm_latency.ring": {"value": f"{hopper.algorithm_latency['ring'].value * 1e6} us", "source": "x"},
+    }
+    for p in ("ll", "ll128", "simple"):
+        v = hopper.protocols[p].hop_latency["nvlink"].value
+        ov[f"library.protocols.{p}.hop_latency.nvlink"] = {"value": f"{v * 1e6} us", "source": "x"}
+    made = apply_library(_with_scale("gb200-nvl72", 4, 1.7), ov)
+    sizes = np.asarray([2.0**k for k in range(10, 21)])
+    t = predict_collective("all_reduce", made, gpus=4, nbytes=sizes, algorithm="ring", launch="stream").time_s
+    rows = pd.DataFrame({"op": "all_reduce", "gpus": 4, "bytes": sizes, "time_s": t})
+    k = fit_latency_scale(load_system("gb200-nvl72", gpus=4), ov, rows, algorithm="ring")
+    assert k == pytest.approx(1.7, rel=1e-3)
+
+
+def test_a_table_fit_works_in_hoppers_unit() -> None:
+    """Rows of a system with latency_scale 2 fit to the same latencies as the rows it made at scale 1, halved."""
+    rows = _synthetic("hgx-h100", (2, 8))
+    plain = fit_library_tables([(load_system("hgx-h100"), rows)], "measured: synthetic", max_nfev=60)
+    doubled = fit_library_tables([(_with_scale("hgx-h100", 8, 2.0), rows)], "measured: synthetic", max_nfev=60)
+    a = float(plain.overrides["library.algorithm_latency.ring"]["value"].removesuffix(" us"))
+    b = float(doubled.overrides["library.algorithm_latency.ring"]["value"].removesuffix(" us"))
+    h = float(plain.overrides["library.graph_launch_overhead"]["value"].removesuffix(" us"))
+    g = float(doubled.overrides["library.graph_launch_overhead"]["value"].removesuffix(" us"))
+    assert (a + h) / 2 == pytest.approx(b + g, rel=0.1)

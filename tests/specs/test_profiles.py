@@ -44,6 +44,29 @@ def test_profile_for_another_system_carries_its_portable_part(
     assert other.library.link_efficiency["nvlink"].value == pytest.approx(0.7)  # library share: carried
 
 
+def test_profile_carried_to_another_generation_scales_its_device_latencies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Blackwell's latency_scale over Hopper's multiplies a Hopper profile's device latencies on a B200, and
+    leaves its host costs and shares alone; on another Hopper system nothing is scaled."""
+    path = tmp_path / "lab.yaml"
+    path.write_text(
+        PROFILE
+        + "  library.algorithm_latency.ring: {value: 2 us, source: 'measured: x'}\n"
+        + "  library.op_latency: {all_gather: {value: 1 us, source: 'measured: x'}}\n"
+    )
+    b200 = rooflib.load_system("hgx-b200", profile=path)
+    k = b200.library.latency_factor
+    assert k > 1.0
+    assert b200.library.algorithm_latency["ring"].value == pytest.approx(2e-6 * k, rel=1e-3)
+    assert b200.library.op_latency["all_gather"].value == pytest.approx(1e-6 * k, rel=1e-3)
+    assert b200.library.link_efficiency["nvlink"].value == pytest.approx(0.7)
+    assert "latency_scale ratio" in capsys.readouterr().err
+    h200 = rooflib.load_system("hgx-h200", profile=path)
+    assert h200.library.algorithm_latency["ring"].value == pytest.approx(2e-6)
+    assert "latency_scale" not in capsys.readouterr().err
+
+
 def test_profile_on_another_gpu_count_drops_the_machine_environment(capsys: pytest.CaptureFixture[str]) -> None:
     at_two = rooflib.load_system("hgx-h200", gpus=2, profile="h200-x2")
     assert capsys.readouterr().err == ""
