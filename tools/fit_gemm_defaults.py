@@ -13,7 +13,9 @@ those fits (their tables are the held-out test: never fitted).
   bare fp8 GEMM);
 - B200 and GB200: per figure, the median over the fits of its portable form: an efficiency or share as is (A100, H100,
   H200), a rate as bytes per bf16 FLOP of the datasheet peak and a fixed time as is (A100 and H100: the H200's
-  own block has a different structure); nvfp4 takes the fp8 figures (no nvfp4 table before Blackwell).
+  own block has a different structure); nvfp4 takes the fp8 quantisation time (no nvfp4 table before Blackwell).
+  Their fp8 and nvfp4 efficiencies are fitted on public Blackwell GEMMs instead (Azure's GB200 cuBLASLt runs,
+  the large shapes: :data:`rooflib.validate.public_gemm.AZURE_GB200_GEMM`), the B200 taking the GB200's.
 
 The fit: Nelder-Mead from one fixed start (the H200 block) on ``--rows`` rows sampled per dtype with a fixed
 seed, minimising median + mean and worst class median + a quarter of the p90 of |error| (classes of
@@ -43,6 +45,7 @@ from rooflib.compute.gemm import gemm_times
 from rooflib.specs import DeviceSpec, default_catalog
 from rooflib.specs.compute_models import ComputeModels, GemmModelSpec
 from rooflib.validate.generalization import gemm_class
+from rooflib.validate.public_gemm import AZURE_GB200_GEMM, fit_efficiency
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES = ROOT / "hardware" / "devices"
@@ -192,10 +195,18 @@ def fit(data: Path, args: Any, log: Callable[[str], None]) -> dict[str, tuple[di
         "derived: the median of the portable figures (rates as bytes per bf16 FLOP of the datasheet peak) fitted "
         f"on {', '.join(fitted_tables)}; the B200 and GB200 tables are held out of every fit"
     )
+    public = blackwell_efficiencies(with_figures(catalog.device("gb200"), template, median, source))
+    log("blackwell (azure-nd-gb200-v6): " + ", ".join(f"{k} {v:.4g}" for k, v in public.items()))
     for _, (name, _, role) in SYSTEMS.items():
         if role == "derived":
-            out[name] = (median, source)
+            out[name] = (median | public, source)
     return out
+
+
+def blackwell_efficiencies(gb200: DeviceSpec) -> dict[str, float]:
+    """Blackwell's fp8 and nvfp4 shares of the datasheet peak, fitted on Azure's large public GB200 GEMMs with
+    the derived block (``eff_fp8_public``, ``eff_fp4_public``)."""
+    return {f"eff_{d}_public": fit_efficiency(gb200, AZURE_GB200_GEMM, d) for d in ("fp8", "fp4")}
 
 
 def _flow(value: Any) -> str:
@@ -229,8 +240,9 @@ def write(fitted: dict[str, tuple[dict[str, float], str]]) -> None:
         for dtype in ("bf16", "fp8"):
             if f"eff_{dtype}" in fig and role != "fp8":
                 effs[dtype] = {"value": round(min(fig[f"eff_{dtype}"], 1.0), 4), "source": source}
-        if role == "derived" and device.tensor_peak("fp4") is not None:
-            effs["fp4"] = {"value": effs["fp8"]["value"], "source": _FP4}
+        for dtype in ("fp8", "fp4"):
+            if f"eff_{dtype}_public" in fig and device.tensor_peak(dtype) is not None:
+                effs[dtype] = {"value": round(fig[f"eff_{dtype}_public"], 4), "source": _PUBLIC_EFF}
         text = _set_line(text, r"^dtype_efficiency:", "dtype_efficiency: " + _flow(effs), after=r"^tensor_efficiency:")
         block = _block(device, fig, source, role)
         line = "  gemm: " + _flow(block)
@@ -270,6 +282,10 @@ def _block(device: DeviceSpec, fig: dict[str, float], source: str, role: str) ->
 
 
 _FP4 = "assumption: as the fp8 figure (no nvfp4 table before Blackwell)"
+_PUBLIC_EFF = (
+    "measured: azure-nd-gb200-v6 (cuBLASLt GEMMs with m, n, k >= 4096 on one GB200, as published; "
+    "rooflib.validate.public_gemm, tools/fit_gemm_defaults.py; the B200 takes the GB200's)"
+)
 _QUANT_NOTE = "TRT-LLM's activation quantisation, timed with the GEMM in the tables' CUDA graph"
 
 

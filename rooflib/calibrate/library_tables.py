@@ -98,7 +98,7 @@ def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
     out = []
     for system, rows in datasets:
         host = system.device.host
-        gap = host.kernel_gap.value if host is not None else 0.0
+        gap = host.eager_gap if host is not None else 0.0  # stream launches: the eager gap between queued kernels
         dtypes = rows["dtype"].fillna("") if "dtype" in rows else pd.Series("", index=rows.index)
         for (op, gpus, dtype), grp in rows.groupby([rows["op"], rows["gpus"], dtypes]):
             n = int(str(gpus))

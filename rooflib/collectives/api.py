@@ -179,17 +179,17 @@ class CollectiveResult:
 
 def back_to_back(system: System, device_s: FloatArray) -> FloatArray:
     """Seconds per call of back-to-back library calls taking ``device_s`` each on the device: the host's issue
-    overlaps the previous call, and a queued kernel starts ``kernel_gap`` after the one before it (the program
-    timeline's steady state). The issue is the library's own call from C (``LibrarySpec.host_call``: nccl-tests'
-    loop); without it the device's ``HostSpec.nccl`` (a torch.distributed call), or the library's
-    ``launch_overhead`` without a host block."""
+    overlaps the previous call, and a queued kernel starts the eager gap (``HostSpec.eager_gap``) after the one
+    before it (the program timeline's steady state). The issue is the library's own call from C
+    (``LibrarySpec.host_call``: nccl-tests' loop); without it the device's ``HostSpec.nccl`` (a torch.distributed
+    call), or the library's ``launch_overhead`` without a host block."""
     host = system.device.host
     lib = system.library
     if lib.host_call is not None:
         issue = lib.host_call.value
     else:
         issue = host.nccl.value if host is not None else lib.launch_overhead.value
-    gap = host.kernel_gap.value if host is not None else 0.0
+    gap = host.eager_gap if host is not None else 0.0
     return np.maximum(issue, np.asarray(device_s, dtype=np.float64) + gap)
 
 

@@ -159,6 +159,12 @@ class HostSpec(SpecModel):
         " record (ParallelKernelBench's per-iteration events; the programs family)",
     )
 
+    @property
+    def eager_gap(self) -> float:
+        """Seconds between two eagerly launched kernels queued on a stream: ``queued_gap`` where measured, else
+        ``kernel_gap``."""
+        return self.kernel_gap.value if self.queued_gap is None else self.queued_gap.value
+
 
 class DeviceSpec(SpecModel):
     kind: Literal["device"]

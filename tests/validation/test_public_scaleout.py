@@ -51,3 +51,4 @@ def test_report_is_current() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.OUT.read_text() == module.render(), "run: python tools/public_figures.py"
+    assert module.OUT_GEMM.read_text() == module.render_gemm(), "run: python tools/public_figures.py"

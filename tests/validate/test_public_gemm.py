@@ -1,0 +1,42 @@
+"""Published Blackwell GEMMs: the rows, the fit/held-out split and the efficiency fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rooflib.specs import default_catalog
+from rooflib.specs.figures import Fraction
+from rooflib.validate.public_gemm import AZURE_GB200_GEMM, PublicGemm, fit_efficiency, gemm_table
+
+
+def test_rows_turn_tflops_into_seconds_and_split_by_size() -> None:
+    r = PublicGemm("gb200", "fp8", 8192, 8192, 8192, 2876.6, "azure-nd-gb200-v6", "x")
+    assert r.time_s == pytest.approx(2 * 8192**3 / 2876.6e12)
+    assert r.large and not PublicGemm("gb200", "fp8", 802816, 192, 768, 1459.5, "x", "x").large
+    t = gemm_table(AZURE_GB200_GEMM)
+    assert len(t) == len(AZURE_GB200_GEMM) and np.isfinite(t["predicted_s"]).all()
+    assert set(t[t["role"] == "fit"]["dtype"]) == {"fp8", "fp4"}
+
+
+def test_efficiency_fit_recovers_the_share_that_made_the_times() -> None:
+    """Times the model itself makes at an fp8 share of 0.55: the fit finds 0.55."""
+    device = default_catalog().device("gb200")
+    made = device.model_copy(
+        update={"dtype_efficiency": dict(device.dtype_efficiency) | {"fp8": Fraction(value=0.55, source="x")}}
+    )
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 12288, 12288)]
+    t = gemm_table([PublicGemm("gb200", "fp8", m, n, k, 1.0, "x", "x") for m, n, k in shapes], made)
+    rows = [
+        PublicGemm("gb200", "fp8", m, n, k, 2 * m * n * k / s / 1e12, "x", "x")
+        for (m, n, k), s in zip(shapes, t["predicted_s"], strict=True)
+    ]
+    assert fit_efficiency(device, rows, "fp8") == pytest.approx(0.55, rel=1e-3)
+    with pytest.raises(ValueError, match="no large fp4 rows"):
+        fit_efficiency(device, rows, "fp4")
+
+
+def test_catalog_blackwell_fp8_share_comes_from_the_public_runs() -> None:
+    for name in ("gb200", "b200"):
+        fig = default_catalog().device(name).dtype_efficiency["fp8"]
+        assert "azure-nd-gb200-v6" in fig.source
