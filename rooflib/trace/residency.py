@@ -68,15 +68,27 @@ def _dense(t: TensorMeta) -> bool:
 
 @dataclass
 class _Touched:
-    """What calls touched of one storage: dense spans and exact strided views, with the clock of their last touch."""
+    """What calls touched of one storage: dense spans (grouped by length) and exact strided views, with the clock
+    of their last touch.
 
-    spans: dict[tuple[int, int], float] = field(default_factory=dict)
+    Spans are grouped by length so that a query scans only the spans longer than itself: a span as long as the
+    query covers it only when it is the same span (one dict lookup). A loop over a tensor's slices (a recurrence
+    touching ``x[:, t]`` at every step) then costs a lookup per step, not a scan of every slice touched so far."""
+
+    spans: dict[int, dict[tuple[int, int], float]] = field(default_factory=dict)
     views: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = field(default_factory=dict)
 
     def when(self, t: TensorMeta) -> float | None:
         """The clock of the latest touch that covers ``t`` (its exact view, or a dense span around it)."""
         lo, hi = _span(t)
-        hits = [c for (a, b), c in self.spans.items() if a <= lo and hi <= b]
+        length = hi - lo
+        hits = []
+        same = self.spans.get(length)
+        if same is not None and (lo, hi) in same:
+            hits.append(same[(lo, hi)])
+        for span_length, group in self.spans.items():
+            if span_length > length:
+                hits.extend(c for (a, b), c in group.items() if a <= lo and hi <= b)
         exact = self.views.get((t.offset, t.shape, t.stride))
         if exact is not None:
             hits.append(exact)
@@ -84,7 +96,8 @@ class _Touched:
 
     def touch(self, t: TensorMeta, clock: float) -> None:
         if _dense(t):
-            self.spans[_span(t)] = clock
+            lo, hi = _span(t)
+            self.spans.setdefault(hi - lo, {})[(lo, hi)] = clock
         else:
             self.views[(t.offset, t.shape, t.stride)] = clock
 
