@@ -206,7 +206,7 @@ class _Model:
             cta = None
             if a.p2p is not None:
                 peer = a.p2p.frac * s
-                blocks = peer_channels(peer, a.p2p.per_peer, a.p2p.chunk)
+                blocks = peer_channels(peer, a.p2p.per_peer, a.p2p.chunk, a.p2p.most)
                 cta = peer / (blocks * p.cta * log_interp(p.curve, peer / blocks))
             protos = ("simple",) if a.nvls else tuple(p_ for p_ in PROTOCOLS if p_ in a.max_bytes)
             for proto in protos:

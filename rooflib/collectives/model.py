@@ -105,29 +105,34 @@ class PhaseCost:
 
 @dataclass(frozen=True)
 class P2PCap:
-    """NCCL's point-to-point engine: ``frac * S`` bytes to each peer, on at most ``per_peer`` thread blocks,
-    each moving at most ``cta_rate`` bytes/s."""
+    """NCCL's point-to-point engine: ``frac * S`` bytes to each peer, on ``per_peer`` thread blocks (up to
+    ``most`` for large parts: :func:`peer_channels`), each moving at most ``cta_rate`` bytes/s."""
 
     frac: float
     per_peer: int
     chunk: float
     cta_rate: float
+    most: int
 
 
-def peer_channels(nbytes: npt.ArrayLike, per_peer: int, chunk: float) -> FloatArray:
+def peer_channels(nbytes: npt.ArrayLike, per_peer: int, chunk: float, most: int | None = None) -> FloatArray:
     """Thread blocks NCCL gives one peer's ``nbytes`` inside one NVLink domain (src/enqueue.cc, 2.2x): one per
-    ``chunk / 8`` bytes, up to ``per_peer``.
+    ``chunk / 8`` bytes up to ``per_peer``, then more while a part exceeds ``32 * chunk``, up to ``most`` (the
+    communicator's point-to-point channels over the ops the busiest rank runs at once: one for a send/recv,
+    every peer and its own copy for an all-to-all, whose doubled blocks share the same channels).
 
-    NCCL rounds up to whole blocks, so its time saws (a peer's 65 KiB on two blocks beats its 64 KiB on one); the
-    count here is continuous, the saw's upper envelope, so time never falls as bytes grow. NCCL also doubles an
-    op's blocks while a part exceeds 32 chunks, but the rank's ops (one per peer, its own copy included) then
-    share the communicator's ``p2p_channels`` blocks: a peer gets no more than ``per_peer`` blocks' worth.
+    NCCL rounds to whole blocks and doubles them, so its time saws (a peer's 65 KiB on two blocks beats its
+    64 KiB on one); the count here is continuous, the saw's upper envelope, so time never falls as bytes grow.
 
     >>> peer_channels([1024, 256 * 1024, 1 << 20, 1 << 30], per_peer=16, chunk=512 * 1024).tolist()
     [1.0, 4.0, 16.0, 16.0]
+    >>> peer_channels([1 << 24, 1 << 28, 1 << 30], per_peer=4, chunk=512 * 1024, most=32).tolist()
+    [4.0, 16.0, 32.0]
     """
     b = np.asarray(nbytes, dtype=np.float64)
-    return np.asarray(np.clip(b / (chunk / 8), 1.0, float(per_peer)), dtype=np.float64)
+    c = np.clip(b / (chunk / 8), 1.0, float(per_peer))
+    top = float(max(per_peer, most if most is not None else per_peer))
+    return np.asarray(np.maximum(c, np.minimum(b / (32.0 * chunk), top)), dtype=np.float64)
 
 
 def per_peer_blocks(channels: int, ranks: int) -> int:
@@ -206,6 +211,7 @@ def _p2p_split(system: System, plan: Plan) -> float | None:
 
 
 _PEER_SHARE = {"all_to_all": None, "gather": None, "scatter": None, "send_recv": 1.0}  # None: 1/n of S a peer
+_SOLO = frozenset({"send_recv"})  # one op per rank; the others run one per peer (and its own copy) at once
 
 
 def _p2p_cap(system: System, plan: Plan) -> P2PCap | None:
@@ -219,7 +225,8 @@ def _p2p_cap(system: System, plan: Plan) -> P2PCap | None:
     frac = 1.0 / plan.group.n if share is None else share
     channels = int(lib.p2p_channels)
     per_peer = per_peer_blocks(channels, plan.group.n)
-    return P2PCap(frac, per_peer, lib.p2p_chunk_size.value, lib.p2p_cta_bandwidth.value)
+    ops = 1 if plan.op in _SOLO else plan.group.n
+    return P2PCap(frac, per_peer, lib.p2p_chunk_size.value, lib.p2p_cta_bandwidth.value, channels // ops)
 
 
 def _phase_cost(phase: Phase, table: LinkTable, eff: FloatArray, system: System) -> PhaseCost:
@@ -294,7 +301,7 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     if cost.p2p is not None:
         cap = cost.p2p
         peer = cap.frac * s
-        blocks = peer_channels(peer, cap.per_peer, cap.chunk)
+        blocks = peer_channels(peer, cap.per_peer, cap.chunk, cap.most)
         cta = peer / (blocks * cap.cta_rate * _size_eff(cost.size_curve_points, peer / blocks))  # each block's part
     for i, regime in enumerate(cost.regimes):
         fixed = (

@@ -227,7 +227,8 @@ class LibrarySpec(SpecModel):
     p2p_chunk_size: Bytes | None = Field(
         default=None,
         description="NCCL's point-to-point chunk over NVLink (NCCL_P2P_NVL_CHUNKSIZE): a peer's bytes split into "
-        "parts of at least chunk / 8, one channel each, up to the peer's share of p2p_channels (src/enqueue.cc)",
+        "parts of at least chunk / 8, one channel each, up to the peer's share of p2p_channels, then more while a "
+        "part exceeds 32 chunks (src/enqueue.cc)",
     )
     p2p_cta_bandwidth: Bandwidth | None = Field(
         default=None,

@@ -64,3 +64,16 @@ def test_point_to_point_time_never_falls_with_bytes(op: str, gpus: int) -> None:
         r = rooflib.predict_collective(op, rooflib.load_system(name, gpus=gpus), nbytes=SIZES, algorithm="library")
         assert np.isfinite(r.time_s).all()
         assert (np.diff(r.time_s) >= 0).all()
+
+
+def test_a_lone_send_takes_more_blocks_for_large_parts() -> None:
+    """A send/recv is the rank's only point-to-point op: past 32 chunks a part, NCCL doubles its blocks up to the
+    communicator's 32; an all-to-all's peers share them, so theirs stay at their share."""
+    assert peer_channels([16 * MiB, 256 * MiB, 1024 * MiB], 4, 512 * KiB, most=32).tolist() == [4.0, 16.0, 32.0]
+    system = rooflib.load_system("hgx-h100", gpus=8)
+    rate = system.library.p2p_cta_bandwidth
+    assert rate is not None
+    r = rooflib.predict_collective("send_recv", system, nbytes=[16 * MiB, 4096 * MiB], algorithm="library")
+    small, large = r.busbw
+    assert small <= 4 * rate.value * 1.001  # 4 blocks at 8 ranks
+    assert large > 16 * rate.value  # doubled to 32 blocks (or the link)
