@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares
 
-from rooflib.calibrate.data import Fit, nccl_key
+from rooflib.calibrate.data import Fit, nccl_key, robust_fit
 from rooflib.collectives.api import plan_costs
 from rooflib.collectives.model import PlanCost, plan_time
 from rooflib.conventions import MULTICAST_ALGORITHMS
@@ -175,15 +174,7 @@ def _points(frame: pd.DataFrame, system: System, native_only: dict[str, tuple[st
 
 
 def _solve(model: _Model, x0: np.ndarray) -> Any:
-    return least_squares(
-        model.residuals,
-        x0,
-        bounds=(model.lower, model.upper),
-        x_scale=model.scale,
-        loss="soft_l1",
-        f_scale=0.05,
-        max_nfev=400,
-    )
+    return robust_fit(model.residuals, x0, model.lower, model.upper, model.scale, 400)
 
 
 def _rank_points(system: System, op: str, n: int, value: float) -> list[list[float]]:

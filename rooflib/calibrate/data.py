@@ -8,15 +8,17 @@ Columns every row has after :func:`load_results`: ``family`` (p2p, latency, ceil
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rooflib.calibrate.reading import read_results
 from rooflib.errors import RooflibError
 
-__all__ = ["Fit", "load_meta", "load_results", "nccl_key", "quality", "results_csv"]
+__all__ = ["Fit", "load_meta", "load_results", "nccl_key", "quality", "results_csv", "robust_fit"]
 
 
 def _first_of(f: pd.DataFrame, columns: tuple[str, ...], default: object) -> pd.Series:
@@ -119,3 +121,20 @@ def quality(predicted: Any, measured: Any) -> dict[str, float]:
     p, m = np.asarray(predicted, dtype=float), np.asarray(measured, dtype=float)
     err = np.abs(p / m - 1.0) * 100.0
     return {"n": int(err.size), "median_abs_pct": float(np.median(err)), "max_abs_pct": float(np.max(err))}
+
+
+def robust_fit(
+    residuals: Callable[[np.ndarray], np.ndarray],
+    x0: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    scale: np.ndarray,
+    max_nfev: int,
+) -> Any:
+    """scipy ``least_squares`` as the table and collective fits run it: bounded, soft-L1 loss with a 5 % knee
+    (residuals are logs of predicted over measured), at most ``max_nfev`` evaluations; the result object."""
+    from scipy.optimize import least_squares
+
+    return least_squares(
+        residuals, x0, bounds=(lower, upper), x_scale=scale, loss="soft_l1", f_scale=0.05, max_nfev=max_nfev
+    )

@@ -30,9 +30,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.optimize import least_squares
 
-from rooflib.calibrate.data import Fit
+from rooflib.calibrate.data import Fit, robust_fit
 from rooflib.collectives.api import plan_costs
 from rooflib.collectives.model import P2P_OPS, P2PCap, PlanCost, peer_channels
 from rooflib.conventions import MULTICAST_ALGORITHMS
@@ -300,15 +299,7 @@ def fit_library_tables(
     for cta in CTA_STARTS if model.fit_p2p else (CTA0,):  # the block rate has two basins: binding or not
         x0 = model.x0.copy()
         x0[-1] = cta
-        trial = least_squares(
-            model.residuals,
-            x0,
-            bounds=(model.lower, model.upper),
-            x_scale=model.scale,
-            loss="soft_l1",
-            f_scale=0.05,
-            max_nfev=max_nfev,
-        )
+        trial = robust_fit(model.residuals, x0, model.lower, model.upper, model.scale, max_nfev)
         if res is None or trial.cost < res.cost:
             res = trial
     assert res is not None
