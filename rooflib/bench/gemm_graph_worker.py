@@ -1,7 +1,8 @@
 """GEMMs timed as aiconfigurator's tables time them: inside a CUDA graph, weight copies cycled so the weights come
 from HBM, not L2; one GPU.
 
-    python -m rooflib.bench.gemm_graph_worker --out gemm-graph.jsonl [--dtypes bf16,fp8] [--max-seconds S]
+    python -m rooflib.bench.gemm_graph_worker --out gemm-graph.jsonl [--dtypes bf16,fp8] [--modes graph,eager]
+        [--max-seconds S]
 
 Per shape and dtype: fresh random normal inputs; ``copies`` weight copies (enough that they pass twice the L2,
 at most 64), one activation; a graph of ``copies`` GEMMs (copy i's output in its own buffer) is captured and
@@ -9,8 +10,11 @@ replayed (``--warmup``, then ``--iters`` replays between CUDA events); the recor
 over ``copies``. bf16 through ``torch.matmul``, fp8 (e4m3, unit scales, bf16 output) through ``torch._scaled_mm``:
 a bare GEMM, without the activation quantisation the tables' fp8 rows include. The first and last copies'
 outputs are checked against an fp32 product of the same inputs (relative Frobenius error: bf16 < 2e-2, fp8 < 1e-1).
-Writes JSON Lines (one ``meta``, one ``gemm`` record per shape, ``mode: graph``); a rerun appends only the shapes
-its file lacks, so an interrupted run loses nothing and duplicates nothing.
+``--modes eager`` also times the same GEMMs launched eagerly, back to back over the same weight copies, all
+queued behind a sleep kernel so that the host never holds the GPU back (``mode: eager``): what a PyTorch program
+that keeps the device busy sees, as ParallelKernelBench's timing does. Writes JSON Lines (one ``meta``, one
+``gemm`` record per shape and mode); a rerun appends only the shapes and modes its file lacks, so an interrupted
+run loses nothing and duplicates nothing.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ SHAPES = tuple((m, n, k) for n, k in NK for m in MS)
 TOL = {"bf16": 2e-2, "fp8": 1e-1}
 
 
-def _done(path: str) -> set[tuple[str, int, int, int]]:
-    seen: set[tuple[str, int, int, int]] = set()
+def _done(path: str) -> set[tuple[str, int, int, int, str]]:
+    seen: set[tuple[str, int, int, int, str]] = set()
     if not os.path.exists(path):
         return seen
     with open(path) as fh:
@@ -44,7 +48,7 @@ def _done(path: str) -> set[tuple[str, int, int, int]]:
             except json.JSONDecodeError:  # a line cut by an interruption: that shape runs again
                 continue
             if rec.get("record") in ("gemm", "skip"):
-                seen.add((rec["dtype"], rec["m"], rec["n"], rec["k"]))
+                seen.add((rec["dtype"], rec["m"], rec["n"], rec["k"], rec.get("mode", "graph")))
     return seen
 
 
@@ -70,30 +74,49 @@ def _product(torch: Any, dtype: str, a: Any, b: Any) -> Any:
     return (_bf16_product(a, b) if dtype == "bf16" else _fp8_product(torch, a, b))()
 
 
-def measure(torch: Any, dtype: str, m: int, n: int, k: int, l2: int, warmup: int, iters: int) -> dict[str, Any]:
+SLEEP_CYCLES = 8_000_000
+"""A sleep kernel of about 4 ms at 2 GHz ahead of each timed eager batch: longer than the host takes to launch
+64 GEMMs, so the whole batch is queued when the device reaches it."""
+
+
+def measure(
+    torch: Any, dtype: str, m: int, n: int, k: int, l2: int, warmup: int, iters: int, mode: str = "graph"
+) -> dict[str, Any]:
     elem = 2 if dtype == "bf16" else 1
     copies = max(2, min(64, math.ceil(2 * l2 / (n * k * elem))))
     a, bs = _operands(torch, dtype, m, n, k, copies)
     for b in bs[:2]:  # warm cuBLAS's heuristics and workspace outside the capture
         _product(torch, dtype, a, b)
     torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outs = [_product(torch, dtype, a, b) for b in bs]
-    times = event_times(torch, graph.replay, warmup, iters, per_call=copies)
+    graph = None
+    if mode == "graph":
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            outs = [_product(torch, dtype, a, b) for b in bs]
+        times = event_times(torch, graph.replay, warmup, iters, per_call=copies)
+    else:  # eager, back to back, queued behind a sleep kernel (events after it: the batch alone)
+        held: list[Any] = []
+
+        def batch() -> None:
+            held[:] = [_product(torch, dtype, a, b) for b in bs]
+
+        times = event_times(
+            torch, batch, warmup, iters, per_call=copies, before=lambda: torch.cuda._sleep(SLEEP_CYCLES)
+        )
+        outs = held
     errs = []
     for i in (0, copies - 1):
         ref = a.float() @ bs[i].float()
         errs.append(float(torch.linalg.norm(outs[i].float() - ref) / torch.linalg.norm(ref)))
     med = statistics.median(times)
-    del graph, outs, a, bs
+    del graph, outs
     return {
         "record": "gemm",
         "family": "gemm",
         "source": "rooflib",
         "name": f"gemm_{dtype}",
         "dtype": dtype,
-        "mode": "graph",
+        "mode": mode,
         "m": m,
         "n": n,
         "k": k,
@@ -112,10 +135,15 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--dtypes", default="bf16,fp8")
+    p.add_argument("--modes", default="graph", help="graph, eager (queued eager launches), or both: graph,eager")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--iters", type=int, default=15)
     p.add_argument("--max-seconds", type=float, default=float("inf"), help="start no new shape after this")
     args = p.parse_args(argv)
+    modes = [md for md in args.modes.split(",") if md]
+    bad = [md for md in modes if md not in ("graph", "eager")]
+    if bad or not modes:
+        p.error(f"--modes {args.modes!r}: each must be graph or eager")
     import torch
 
     start = time.monotonic()
@@ -141,17 +169,19 @@ def main(argv: list[str] | None = None) -> None:
         for dtype in args.dtypes.split(","):
             if dtype == "fp8" and (props.major < 9 or not hasattr(torch, "_scaled_mm")):
                 continue
-            for m, n, k in SHAPES:
-                if (dtype, m, n, k) in done or time.monotonic() - start > args.max_seconds:
+            for (m, n, k), mode in ((s, md) for s in SHAPES for md in modes):
+                if (dtype, m, n, k, mode) in done or time.monotonic() - start > args.max_seconds:
                     continue
                 try:
-                    rec = measure(torch, dtype, m, n, k, l2, args.warmup, args.iters)
+                    rec = measure(torch, dtype, m, n, k, l2, args.warmup, args.iters, mode)
                 except RuntimeError as exc:  # a shape the library refuses (fp8 wants dimensions of 16)
-                    rec = {"record": "skip", "dtype": dtype, "m": m, "n": n, "k": k, "error": str(exc)[:200]}
+                    rec = {"record": "skip", "dtype": dtype, "mode": mode, "m": m, "n": n, "k": k}
+                    rec["error"] = str(exc)[:200]
                 sink.write(json.dumps(rec) + "\n")
                 sink.flush()
                 torch.cuda.empty_cache()
-                print(f"{dtype} {m}x{n}x{k}: {rec.get('time_s', float('nan')) * 1e6:.1f} us {rec.get('verified')}")
+                t_us = rec.get("time_s", float("nan")) * 1e6
+                print(f"{dtype} {mode} {m}x{n}x{k}: {t_us:.1f} us {rec.get('verified')}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,32 @@ def test_rerun_skips_what_the_file_holds_and_redoes_a_torn_line(tmp_path: Path) 
         {"record": "skip", "dtype": "fp8", "m": 1, "n": 4096, "k": 4096, "error": "refused"},
     ]
     out.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"record": "gemm", "dtype": "bf16", "m": 16')
-    assert _done(str(out)) == {("bf16", 8, 4096, 4096), ("fp8", 1, 4096, 4096)}
+    assert _done(str(out)) == {("bf16", 8, 4096, 4096, "graph"), ("fp8", 1, 4096, 4096, "graph")}
     assert _torn(str(out))  # the worker ends the cut line before it appends
     out.write_text(json.dumps(rows[0]) + "\n")
     assert not _torn(str(out)) and not _torn(str(tmp_path / "absent.jsonl"))
+
+
+def test_a_rerun_keys_each_mode_apart(tmp_path: Path) -> None:
+    out = tmp_path / "gemm-modes.jsonl"
+    rows = [
+        {"record": "gemm", "dtype": "bf16", "mode": "graph", "m": 8, "n": 4096, "k": 4096, "time_s": 1e-5},
+        {"record": "gemm", "dtype": "bf16", "mode": "eager", "m": 8, "n": 4096, "k": 4096, "time_s": 1.1e-5},
+        {"record": "skip", "dtype": "fp8", "mode": "eager", "m": 1, "n": 4096, "k": 4096, "error": "refused"},
+    ]
+    out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert _done(str(out)) == {
+        ("bf16", 8, 4096, 4096, "graph"),
+        ("bf16", 8, 4096, 4096, "eager"),
+        ("fp8", 1, 4096, 4096, "eager"),
+    }
+
+
+def test_a_misspelt_mode_is_a_one_line_error() -> None:
+    import pytest
+
+    from rooflib.bench.gemm_graph_worker import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--out", "x.jsonl", "--modes", "graf"])
+    assert exc.value.code == 2
