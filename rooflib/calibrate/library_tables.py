@@ -33,7 +33,7 @@ import pandas as pd
 
 from rooflib.calibrate.data import Fit, robust_fit
 from rooflib.collectives.api import plan_costs
-from rooflib.collectives.model import P2P_OPS, P2PCap, PlanCost, peer_channels
+from rooflib.collectives.model import P2P_OPS, P2PCap, PlanCost, block_time
 from rooflib.conventions import MULTICAST_ALGORITHMS
 from rooflib.specs.catalog import validate
 from rooflib.specs.figures import Ratio, log_interp
@@ -205,11 +205,7 @@ class _Model:
         for a in g.algs:
             f = f_new * (p.nvls if a.nvls else 1.0) * (self.rank_factor(p, g.op, g.n) if a.p2p is None else 1.0)
             scale = a.base0 / f
-            cta = None
-            if a.p2p is not None:
-                peer = a.p2p.frac * s
-                blocks = peer_channels(peer, a.p2p.per_peer, a.p2p.chunk, a.p2p.most)
-                cta = peer / (blocks * p.cta * log_interp(p.curve, peer / blocks))
+            cta = None if a.p2p is None else block_time(a.p2p, s, p.cta, p.curve)
             protos = ("simple",) if a.nvls else tuple(p_ for p_ in PROTOCOLS if p_ in a.max_bytes)
             for proto in protos:
                 fixed = p.start + p.base.get(a.name, 0.0) + sum(h * p.lat[proto] for _, h, _, _ in a.phases)

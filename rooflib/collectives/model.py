@@ -47,6 +47,7 @@ __all__ = [
     "PhaseCost",
     "PlanCost",
     "Regime",
+    "block_time",
     "cost_plan",
     "hbm_floor",
     "peer_channels",
@@ -135,6 +136,16 @@ def peer_channels(nbytes: npt.ArrayLike, per_peer: int, chunk: float, most: int 
     return np.asarray(np.maximum(c, np.minimum(b / (32.0 * chunk), top)), dtype=np.float64)
 
 
+def block_time(
+    cap: P2PCap, nbytes: npt.ArrayLike, rate: float, curve: tuple[tuple[float, float], ...] | None
+) -> FloatArray:
+    """Seconds a peer's ``cap.frac * S`` bytes take on its thread blocks (:func:`peer_channels`), each at ``rate``
+    bytes/s times the size curve at its own part (``curve``, none: 1), before the protocol's share."""
+    peer = cap.frac * np.asarray(nbytes, dtype=np.float64)
+    blocks = peer_channels(peer, cap.per_peer, cap.chunk, cap.most)
+    return np.asarray(peer / (blocks * rate * _size_eff(curve, peer / blocks)), dtype=np.float64)
+
+
 def per_peer_blocks(channels: int, ranks: int) -> int:
     """Thread blocks per peer before size limits: ``channels`` halved while blocks x ranks exceed it (NCCL's
     nChannelsMin in scheduleP2pTasksToPlan, src/enqueue.cc)."""
@@ -207,11 +218,13 @@ def _p2p_split(system: System, plan: Plan) -> float | None:
         return None
     if "ll" not in system.library.protocols or "simple" not in system.library.protocols:
         return None
-    return threshold.value * (1 if plan.op == "send_recv" else plan.group.n)
+    return threshold.value / _peer_share(plan)
 
 
-_PEER_SHARE = {"all_to_all": None, "gather": None, "scatter": None, "send_recv": 1.0}  # None: 1/n of S a peer
-_SOLO = frozenset({"send_recv"})  # one op per rank; the others run one per peer (and its own copy) at once
+def _peer_share(plan: Plan) -> float:
+    """The share of S one peer of a point-to-point op gets: all of it for a send/recv (one peer, the rank's only
+    op), ``1/n`` for all-to-all, gather and scatter (one op per peer, the rank's own copy included)."""
+    return 1.0 if plan.op == "send_recv" else 1.0 / plan.group.n
 
 
 def _p2p_cap(system: System, plan: Plan) -> P2PCap | None:
@@ -221,11 +234,10 @@ def _p2p_cap(system: System, plan: Plan) -> P2PCap | None:
         return None
     if lib.p2p_cta_bandwidth is None or lib.p2p_channels is None or lib.p2p_chunk_size is None:
         return None
-    share = _PEER_SHARE[plan.op]
-    frac = 1.0 / plan.group.n if share is None else share
+    frac = _peer_share(plan)
     channels = int(lib.p2p_channels)
     per_peer = per_peer_blocks(channels, plan.group.n)
-    ops = 1 if plan.op in _SOLO else plan.group.n
+    ops = round(1.0 / frac)  # ops the busiest rank runs at once: one per peer it splits S over
     return P2PCap(frac, per_peer, lib.p2p_chunk_size.value, lib.p2p_cta_bandwidth.value, channels // ops)
 
 
@@ -297,12 +309,9 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     ]
     if all(c is None for c in curves):
         body = s * sum(ph.beta for ph in cost.phases)
-    cta = None  # seconds at full protocol efficiency, before the size curve, of the point-to-point block cap
+    cta = None  # seconds at full protocol efficiency of the point-to-point block cap
     if cost.p2p is not None:
-        cap = cost.p2p
-        peer = cap.frac * s
-        blocks = peer_channels(peer, cap.per_peer, cap.chunk, cap.most)
-        cta = peer / (blocks * cap.cta_rate * _size_eff(cost.size_curve_points, peer / blocks))  # each block's part
+        cta = block_time(cost.p2p, s, cost.p2p.cta_rate, cost.size_curve_points)
     for i, regime in enumerate(cost.regimes):
         fixed = (
             launch_s
