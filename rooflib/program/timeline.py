@@ -162,6 +162,19 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
     host_busy = 0.0
     first: list[Slot] = []
     gap = hc.queued_gap if mode == "eager" and hc.queued_gap is not None else hc.kernel_gap
+    eager = mode == "eager"
+    # what does not change between iterations, once per op: its host cost (a sync's wait), resource and deps
+    plan = [
+        (
+            op.kind == "sync",
+            hc.wait(op, eager=eager) if op.kind == "sync" else (hc.issue(op) if eager else 0.0),
+            _resource(op, cost),
+            op.stream,
+            op.deps,
+            cost.device_s,
+        )
+        for op, cost in zip(ops, costs, strict=True)
+    ]
     for it in range(ITERATIONS):
         slots = []
         ends: list[float] = []
@@ -170,34 +183,34 @@ def simulate(ops: Sequence[Op], costs: Sequence[OpCost], hc: HostCosts, mode: Mo
         if mode == "graph":
             host += hc.graph_launch
             host_busy += hc.graph_launch
-        for op, cost in zip(ops, costs, strict=True):
+        for is_sync, host_s, res, stream, deps, device_s in plan:
             h0 = host
-            if op.kind == "sync":
-                waited = hc.wait(op, eager=mode == "eager")
-                host = max(host, device_done) + waited
-                host_busy += waited
-                slots.append(Slot(h0 - begin, host - begin, host - begin, host - begin))
+            if is_sync:
+                host = max(host, device_done) + host_s
+                host_busy += host_s
+                if it == 0:
+                    slots.append(Slot(h0 - begin, host - begin, host - begin, host - begin))
                 ends.append(host)
                 continue
-            if mode == "eager":
-                host += hc.issue(op)
-                host_busy += hc.issue(op)
+            if eager:
+                host += host_s
+                host_busy += host_s
             issued = host
-            res = _resource(op, cost)
             ready = max(
-                stream_free.get(op.stream, 0.0),
+                stream_free.get(stream, 0.0),
                 resource_free[res],
-                max((ends[d] for d in op.deps), default=0.0),
+                max([ends[d] for d in deps]) if deps else 0.0,
             )
             start = max(issued + (hc.launch_latency if ready <= issued else 0.0), ready + gap)
-            if cost.device_s == 0.0:
+            if device_s == 0.0:
                 start = max(issued, ready)
-            end = start + cost.device_s
-            stream_free[op.stream] = end
+            end = start + device_s
+            stream_free[stream] = end
             resource_free[res] = end
             device_done = max(device_done, end)
             ends.append(end)
-            slots.append(Slot(h0 - begin, host - begin, start - begin, end - begin))
+            if it == 0:  # the first iteration's slots are the ones returned
+                slots.append(Slot(h0 - begin, host - begin, start - begin, end - begin))
         if mode == "eager" and hc.queued_event and ops:  # the loop's event, recorded after the call's last op
             main = ops[-1].stream
             free = stream_free.get(main, 0.0)

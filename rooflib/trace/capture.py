@@ -270,7 +270,9 @@ def capture(
     with _LOCK:
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)  # before the patches: it imports torch._dynamo
         device = "cpu" if values else "meta"
-        recorder = Recorder(torch, world, rank, values=values, stop_on_values=stop_on_values and not values)
+        recorder = Recorder(
+            torch, world, rank, values=values, stop_on_values=stop_on_values and not values, fake_mode=fake_mode
+        )
         intercepts = Intercepts(torch, recorder, device)
         with (
             _active(recorder),

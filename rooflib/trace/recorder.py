@@ -13,6 +13,7 @@ from typing import Any
 from rooflib.trace.autograd import NODE, RECORD, inputs_require_grad, records_node
 from rooflib.trace.cuda import Streams
 from rooflib.trace.errors import TraceError
+from rooflib.trace.fastfake import MISS, FastMeta
 from rooflib.trace.records import Call, Device, Group, TensorMeta
 from rooflib.trace.standin import STAND_IN_FLOPS, heavy_flops, stand_in
 from rooflib.trace.values import fill_outputs
@@ -35,7 +36,14 @@ class Recorder:
     """The dispatch side of a trace: records each op as a :class:`Call` (see the module docstring)."""
 
     def __init__(
-        self, torch: Any, world: int, rank: int, *, values: bool = False, stop_on_values: bool = False
+        self,
+        torch: Any,
+        world: int,
+        rank: int,
+        *,
+        values: bool = False,
+        stop_on_values: bool = False,
+        fake_mode: Any = None,
     ) -> None:
         from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensor
         from torch.utils._mode_utils import no_dispatch
@@ -62,6 +70,8 @@ class Recorder:
         self._schemas: dict[Any, tuple[list[tuple[str, Any]], str, str, frozenset[str]]] = {}
         self._c10d = torch._C._distributed_c10d
         self._node: Any = None  # the backward node now running (autograd engine), if any
+        # the fake run's short cut to meta kernels (rooflib.trace.fastfake); none in a run with values
+        self.fast = FastMeta(torch, fake_mode) if fake_mode is not None and not values else None
 
     # --- values ------------------------------------------------------------------------------------------------
     def meta(self, t: Any) -> TensorMeta:
@@ -261,7 +271,11 @@ class Recorder:
         if func is self._record_stream:
             return None
         if self.suppress or not self.active:  # inside a recorded call (an intercepted function), or setup
-            return self._run_with_values(func, args, kwargs) if self.values and self.active else func(*args, **kwargs)
+            return (
+                self._run_with_values(func, args, kwargs)
+                if self.values and self.active
+                else self._run(func, args, kwargs)
+            )
         if self.values:
             out = self._run_with_values(func, args, kwargs)
             if func.namespace in ("c10d", *_FUNCTIONAL):
@@ -270,7 +284,7 @@ class Recorder:
             self.record(func, args, kwargs, out)
             return out
         try:
-            out = func(*args, **kwargs)
+            out = self._run(func, args, kwargs)
         except self._dynamic:
             out = self._bounded(func, args, kwargs)
         except self._data_dependent as exc:
@@ -280,6 +294,14 @@ class Recorder:
             ) from exc
         self.record(func, args, kwargs, out)
         return out
+
+    def _run(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+        """``func``'s outputs in a fake run: from its meta kernel where the short cut applies, else the mode's."""
+        if self.fast is not None:
+            out = self.fast.run(func, args, dict(kwargs))
+            if out is not MISS:
+                return out
+        return func(*args, **kwargs)
 
     def _run_with_values(self, func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         """``func``'s outputs in a run with values; large products and attentions stood in for (standin)."""

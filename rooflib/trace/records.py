@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -47,11 +48,11 @@ class TensorMeta:
     storage: int = field(default=-1, compare=False, repr=False)
     offset: int = field(default=0, compare=False, repr=False)
 
-    @property
+    @cached_property
     def numel(self) -> int:
         return math.prod(self.shape)
 
-    @property
+    @cached_property
     def nbytes(self) -> float:
         return self.numel * self.itemsize
 
@@ -91,12 +92,12 @@ class Call:
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", MappingProxyType(dict(self.args)))
 
-    @property
+    @cached_property
     def inputs(self) -> tuple[TensorMeta, ...]:
         """Every tensor among the arguments, in order (lists flattened)."""
         return tuple(tensors_in(tuple(self.args.values())))
 
-    @property
+    @cached_property
     def on_gpu(self) -> bool:
         """Whether any tensor it reads or writes is on the GPU (host-only calls are not device work)."""
         return any(t.on_gpu for t in self.inputs) or any(t.on_gpu for t in self.outputs)
