@@ -46,7 +46,7 @@ class FastMeta:
             self._ft = ft
             self._tables = (meta_table, decomposition_table)
             registered = fake_impls.op_implementations_dict
-            self._checks = tuple(check for check, _ in ft.op_implementations_checks)
+            self._checks = tuple(check for check, _ in fake_impls.op_implementations_checks)
             aten = torch.ops.aten
             shape_only = (aten.select.int, aten.slice.Tensor)  # not view: its meta kernel restrides size-1 dims
             self._shape_only = frozenset(
@@ -55,6 +55,7 @@ class FastMeta:
             self._registered = registered
             self._special = (ft._DISPATCH_META_HANDLERS, ft._DISPATCH_HANDLE_DIRECTLY, mode.lift_fns)
             self._fake, self._enter = ft.FakeTensor, ft.in_kernel_invocation_manager
+            self._has_meta = fake_impls.has_meta
             self._registry = torch._library.simple_registry.singleton
             self._composite = torch._C.DispatchKey.CompositeImplicitAutograd
             self._other = (
@@ -105,7 +106,7 @@ class FastMeta:
             return not any(check(func) for check in self._checks if check != self._registered.__contains__)
         if any(check(func) for check in self._checks):
             return False
-        return bool(ft.has_meta(func))
+        return bool(self._has_meta(func))
 
     def run(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``func``'s fake outputs from its meta kernel, or :data:`MISS` where the mode must answer."""
