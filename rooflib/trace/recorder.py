@@ -46,6 +46,7 @@ class Recorder:
         fake_mode: Any = None,
     ) -> None:
         from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensor
+        from torch.multiprocessing.reductions import StorageWeakRef
         from torch.utils._mode_utils import no_dispatch
 
         self.torch, self.world, self.rank = torch, world, rank
@@ -60,12 +61,14 @@ class Recorder:
         self._dynamic = DynamicOutputShapeException
         self._data_dependent = DataDependentOutputException
         self._fake, self._no_dispatch = FakeTensor, no_dispatch
+        self._weak = StorageWeakRef
         self._item = torch.ops.aten._local_scalar_dense.default
         self._record_stream = torch.ops.aten.record_stream.default
         self._works: dict[int, int] = {}
         self._tensor_owner: dict[int, int] = {}
         self._keep: list[Any] = []
-        self._storages: dict[int, int] = {}
+        self._storages: dict[int, tuple[int, Any]] = {}  # address: (number, weak reference to the storage)
+        self._count = 0
         self._groups: dict[int, Group] = {}
         self._schemas: dict[Any, tuple[list[tuple[str, Any]], str, str, frozenset[str]]] = {}
         self._c10d = torch._C._distributed_c10d
@@ -90,19 +93,24 @@ class Recorder:
         return TensorMeta(shape, dtype, itemsize, stride, device, self._storage_of(t), offset)
 
     def _storage_of(self, t: Any) -> int:
-        """A number per storage, in order of first sight (-1 where a tensor has none). A fake (meta) storage is
-        kept alive, at no cost, so that its address never comes back for another; a real one (a run with values)
-        is not, and a freed address reused later shares its number."""
+        """A number per storage, in order of first sight (-1 where a tensor has none). A storage freed and a new
+        one at its address are two storages: each number holds a weak reference to its storage, and an address
+        whose storage has died gets a new number, so the numbering depends only on the program, not on where the
+        host's allocator puts things (host tensors, and every tensor of a run with values, are real). Meta
+        storages are kept alive: each fake view of an input then gets the input's one fake storage."""
         try:
             storage = t.untyped_storage()
             key = int(storage._cdata)
         except (RuntimeError, NotImplementedError, AttributeError):
             return -1
-        if key not in self._storages:
-            self._storages[key] = len(self._storages)
-            if storage.device.type == "meta":
-                self._keep.append(storage)
-        return self._storages[key]
+        known = self._storages.get(key)
+        if known is None or known[1].expired():
+            known = (self._count, self._weak(storage))
+            self._storages[key] = known
+            self._count += 1
+            if storage.device.type == "meta":  # kept, at no cost: the fake of an input keeps its storage
+                self._keep.append(storage)  # (torch's fake-tensor converter memoises storages while alive)
+        return known[0]
 
     def convert(self, value: Any) -> Any:
         torch = self.torch
