@@ -61,7 +61,7 @@ class Recorder:
         self._dynamic = DynamicOutputShapeException
         self._data_dependent = DataDependentOutputException
         self._fake, self._no_dispatch = FakeTensor, no_dispatch
-        self._weak = StorageWeakRef
+        self._weak: Any = StorageWeakRef
         self._item = torch.ops.aten._local_scalar_dense.default
         self._record_stream = torch.ops.aten.record_stream.default
         self._works: dict[int, int] = {}
