@@ -6,6 +6,7 @@ get stand-in values (:mod:`rooflib.trace.capture` says which)."""
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -22,6 +23,20 @@ __all__ = ["Recorder", "active_recorder"]
 
 _GPU_DEVICES = ("meta", "cuda")
 _FUNCTIONAL = ("_c10d_functional", "_c10d_functional_autograd")
+
+
+_SEEN = 8
+"""Weak references kept per real storage (the latest tensors seen on it)."""
+
+
+def _on(t: Any, key: int) -> bool:
+    """Whether tensor ``t`` is alive and still on the storage at address ``key`` (``set_`` moves a tensor)."""
+    if t is None:
+        return False
+    try:
+        return int(t.untyped_storage()._cdata) == key
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return False
 
 
 _ACTIVE: list[Recorder] = []
@@ -46,7 +61,6 @@ class Recorder:
         fake_mode: Any = None,
     ) -> None:
         from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensor
-        from torch.multiprocessing.reductions import StorageWeakRef
         from torch.utils._mode_utils import no_dispatch
 
         self.torch, self.world, self.rank = torch, world, rank
@@ -61,13 +75,12 @@ class Recorder:
         self._dynamic = DynamicOutputShapeException
         self._data_dependent = DataDependentOutputException
         self._fake, self._no_dispatch = FakeTensor, no_dispatch
-        self._weak: Any = StorageWeakRef
         self._item = torch.ops.aten._local_scalar_dense.default
         self._record_stream = torch.ops.aten.record_stream.default
         self._works: dict[int, int] = {}
         self._tensor_owner: dict[int, int] = {}
         self._keep: list[Any] = []
-        self._storages: dict[int, tuple[int, Any]] = {}  # address: (number, weak reference to the storage)
+        self._storages: dict[int, tuple[int, list[Any] | None]] = {}  # address: (number, its tensors, weakly)
         self._count = 0
         self._groups: dict[int, Group] = {}
         self._schemas: dict[Any, tuple[list[tuple[str, Any]], str, str, frozenset[str]]] = {}
@@ -93,23 +106,38 @@ class Recorder:
         return TensorMeta(shape, dtype, itemsize, stride, device, self._storage_of(t), offset)
 
     def _storage_of(self, t: Any) -> int:
-        """A number per storage, in order of first sight (-1 where a tensor has none). A storage freed and a new
-        one at its address are two storages: each number holds a weak reference to its storage, and an address
-        whose storage has died gets a new number, so the numbering depends only on the program, not on where the
-        host's allocator puts things (host tensors, and every tensor of a run with values, are real). Meta
-        storages are kept alive: each fake view of an input then gets the input's one fake storage."""
+        """A number per storage, in order of first sight (-1 where a tensor has none).
+
+        A storage freed and a new one at its address are two storages, so the numbering depends only on the
+        program, not on where the host's allocator puts things (host tensors, and every tensor of a run with
+        values, are real). Meta storages are kept alive (at no cost; each fake view of an input then gets the
+        input's one fake storage), so their addresses never come back. A real storage is taken as freed once
+        every tensor seen on it is gone or on another storage (``set_``): weak references to the tensors, as a
+        weak reference to the storage itself would keep its C++ object between the host allocator's blocks and
+        slow a run with values several-fold.
+        """
         try:
             storage = t.untyped_storage()
             key = int(storage._cdata)
         except (RuntimeError, NotImplementedError, AttributeError):
             return -1
         known = self._storages.get(key)
-        if known is None or known[1].expired():
-            known = (self._count, self._weak(storage))
+        refs = None if known is None else known[1]
+        if refs is not None:  # a real storage: alive while a tensor seen on it is
+            live = [r for r in refs if _on(r(), key)]
+            if not live:
+                known = None
+            else:
+                if not any(r() is t for r in live):
+                    live.append(weakref.ref(t))
+                refs[:] = live[-_SEEN:]
+        if known is None:
+            meta = storage.device.type == "meta"
+            known = (self._count, None if meta else [weakref.ref(t)])
             self._storages[key] = known
             self._count += 1
-            if storage.device.type == "meta":  # kept, at no cost: the fake of an input keeps its storage
-                self._keep.append(storage)  # (torch's fake-tensor converter memoises storages while alive)
+            if meta:
+                self._keep.append(storage)
         return known[0]
 
     def convert(self, value: Any) -> Any:
