@@ -45,7 +45,6 @@ per process (a lock serialises them), and none while the process has a real proc
 from __future__ import annotations
 
 import contextlib
-import gc
 import inspect
 import os
 import threading
@@ -270,7 +269,6 @@ def capture(
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with _LOCK:
-        gc.collect()  # an earlier trace's garbage collected now, not at a point of this one that depends on it
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)  # before the patches: it imports torch._dynamo
         device = "cpu" if values else "meta"
         recorder = Recorder(
