@@ -6,7 +6,6 @@ get stand-in values (:mod:`rooflib.trace.capture` says which)."""
 from __future__ import annotations
 
 import inspect
-import weakref
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -17,26 +16,13 @@ from rooflib.trace.errors import TraceError
 from rooflib.trace.fastfake import MISS, FastMeta
 from rooflib.trace.records import Call, Device, Group, TensorMeta
 from rooflib.trace.standin import STAND_IN_FLOPS, heavy_flops, stand_in
+from rooflib.trace.storages import StorageNumbers
 from rooflib.trace.values import fill_outputs
 
 __all__ = ["Recorder", "active_recorder"]
 
 _GPU_DEVICES = ("meta", "cuda")
 _FUNCTIONAL = ("_c10d_functional", "_c10d_functional_autograd")
-
-
-_SEEN = 8
-"""Weak references kept per real storage (the latest tensors seen on it)."""
-
-
-def _on(t: Any, key: int) -> bool:
-    """Whether tensor ``t`` is alive and still on the storage at address ``key`` (``set_`` moves a tensor)."""
-    if t is None:
-        return False
-    try:
-        return int(t.untyped_storage()._cdata) == key
-    except (RuntimeError, NotImplementedError, AttributeError):
-        return False
 
 
 _ACTIVE: list[Recorder] = []
@@ -80,8 +66,7 @@ class Recorder:
         self._works: dict[int, int] = {}
         self._tensor_owner: dict[int, int] = {}
         self._keep: list[Any] = []
-        self._storages: dict[int, tuple[int, list[Any] | None]] = {}  # address: (number, its tensors, weakly)
-        self._count = 0
+        self.storages = StorageNumbers()
         self._groups: dict[int, Group] = {}
         self._schemas: dict[Any, tuple[list[tuple[str, Any]], str, str, frozenset[str]]] = {}
         self._c10d = torch._C._distributed_c10d
@@ -103,42 +88,7 @@ class Recorder:
         except (RuntimeError, NotImplementedError):
             offset = 0
         dtype = str(t.dtype).removeprefix("torch.")
-        return TensorMeta(shape, dtype, itemsize, stride, device, self._storage_of(t), offset)
-
-    def _storage_of(self, t: Any) -> int:
-        """A number per storage, in order of first sight (-1 where a tensor has none).
-
-        A storage freed and a new one at its address are two storages, so the numbering depends only on the
-        program, not on where the host's allocator puts things (host tensors, and every tensor of a run with
-        values, are real). Meta storages are kept alive (at no cost; each fake view of an input then gets the
-        input's one fake storage), so their addresses never come back. A real storage is taken as freed once
-        every tensor seen on it is gone or on another storage (``set_``): weak references to the tensors, as a
-        weak reference to the storage itself would keep its C++ object between the host allocator's blocks and
-        slow a run with values several-fold.
-        """
-        try:
-            storage = t.untyped_storage()
-            key = int(storage._cdata)
-        except (RuntimeError, NotImplementedError, AttributeError):
-            return -1
-        known = self._storages.get(key)
-        refs = None if known is None else known[1]
-        if refs is not None:  # a real storage: alive while a tensor seen on it is
-            live = [r for r in refs if _on(r(), key)]
-            if not live:
-                known = None
-            else:
-                if not any(r() is t for r in live):
-                    live.append(weakref.ref(t))
-                refs[:] = live[-_SEEN:]
-        if known is None:
-            meta = storage.device.type == "meta"
-            known = (self._count, None if meta else [weakref.ref(t)])
-            self._storages[key] = known
-            self._count += 1
-            if meta:
-                self._keep.append(storage)
-        return known[0]
+        return TensorMeta(shape, dtype, itemsize, stride, device, self.storages.number(t), offset)
 
     def convert(self, value: Any) -> Any:
         torch = self.torch
