@@ -33,7 +33,7 @@ import pandas as pd
 
 from rooflib.calibrate.data import Fit, robust_fit
 from rooflib.collectives.api import plan_costs
-from rooflib.collectives.model import P2P_OPS, P2PCap, PlanCost, block_time
+from rooflib.collectives.model import P2P_OPS, P2PCap, PlanCost, block_time, size_eff
 from rooflib.conventions import MULTICAST_ALGORITHMS
 from rooflib.specs.catalog import validate
 from rooflib.specs.figures import Ratio, log_interp
@@ -212,7 +212,7 @@ class _Model:
                 fixed *= g.lat_scale
                 link = np.zeros(s.shape)
                 for beta, _, msg, _ in a.phases:
-                    link = link + s * beta * scale / (p.share[proto] * log_interp(p.curve, msg * s))
+                    link = link + s * beta * scale / (p.share[proto] * size_eff(p.curve, msg * s))
                 if cta is not None:
                     link = np.maximum(link, cta / p.share[proto])
                 t = fixed + np.maximum(link, s * a.hbm_beta)

@@ -52,6 +52,7 @@ __all__ = [
     "hbm_floor",
     "peer_channels",
     "plan_time",
+    "size_eff",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -143,7 +144,7 @@ def block_time(
     bytes/s times the size curve at its own part (``curve``, none: 1), before the protocol's share."""
     peer = cap.frac * np.asarray(nbytes, dtype=np.float64)
     blocks = peer_channels(peer, cap.per_peer, cap.chunk, cap.most)
-    return np.asarray(peer / (blocks * rate * _size_eff(curve, peer / blocks)), dtype=np.float64)
+    return np.asarray(peer / (blocks * rate * size_eff(curve, peer / blocks)), dtype=np.float64)
 
 
 def per_peer_blocks(channels: int, ranks: int) -> int:
@@ -293,8 +294,14 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     )
 
 
-def _size_eff(points: tuple[tuple[float, float], ...] | None, nbytes: FloatArray) -> FloatArray:
-    return np.ones_like(nbytes) if points is None else log_interp(points, nbytes)
+def size_eff(points: tuple[tuple[float, float], ...] | None, nbytes: npt.ArrayLike) -> FloatArray:
+    """A size curve's efficiency at each message size: log-log between its points, its last value above them,
+    and below its first point the first point's time (efficiency in proportion to the size: a smaller message
+    costs what the smallest measured one does, not less; sizes under a byte as one byte); 1 without a curve."""
+    x = np.asarray(nbytes, dtype=np.float64)
+    if points is None:
+        return np.ones_like(x)
+    return np.asarray(log_interp(points, x) * np.minimum(1.0, np.maximum(x, 1.0) / points[0][0]), dtype=np.float64)
 
 
 def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[FloatArray, list[str]]:
@@ -323,7 +330,7 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
         else:
             link = np.zeros(s.shape)
             for ph, points in zip(cost.phases, curves, strict=True):
-                link = link + s * ph.beta / (regime.bw_fraction * _size_eff(points, ph.msg * s))
+                link = link + s * ph.beta / (regime.bw_fraction * size_eff(points, ph.msg * s))
         if cta is not None:
             link = np.maximum(link, cta / regime.bw_fraction)
         t = fixed + np.maximum(link, s * cost.hbm_beta)
