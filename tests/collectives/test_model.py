@@ -1,0 +1,23 @@
+"""The collective model's pieces: the message-size curve (rooflib.collectives.model.size_eff)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def test_size_curve_below_its_first_point_keeps_that_points_time() -> None:
+    """Below the first point a message costs what the first point's does (efficiency in proportion to size),
+    above it the log-log curve; zero bytes cost nothing and no size gives NaN."""
+    from rooflib.collectives.model import size_eff
+
+    points = ((256.0, 0.4), (2048.0, 0.5))
+    sizes = np.array([0.0, 0.5, 64.0, 128.0, 256.0, 1024.0, 4096.0])
+    eff = size_eff(points, sizes)
+    assert np.isfinite(eff).all() and (eff > 0).all()
+    assert eff[2] == pytest.approx(0.4 * 64 / 256) and eff[3] == pytest.approx(0.4 * 128 / 256)
+    assert eff[4] == pytest.approx(0.4) and eff[6] == pytest.approx(0.5)
+    time = sizes / eff
+    assert time[2] == pytest.approx(time[3]) == pytest.approx(time[4])  # one time for every size up to 256 B
+    assert (np.diff(time) >= 0).all()
+    assert (size_eff(None, sizes) == 1.0).all()
