@@ -294,6 +294,12 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     )
 
 
+def _clamped(points: tuple[tuple[float, float], ...] | None, nbytes: FloatArray) -> FloatArray:
+    """The NVLS curve's efficiency, clamped at both ends: its points are shards of hundreds of MiB (an NVL72
+    rack's), far above a small message, where the per-hop latencies carry the time."""
+    return np.ones_like(nbytes) if points is None else log_interp(points, nbytes)
+
+
 def size_eff(points: tuple[tuple[float, float], ...] | None, nbytes: npt.ArrayLike) -> FloatArray:
     """A size curve's efficiency at each message size: log-log between its points, its last value above them,
     and below its first point the first point's time (efficiency in proportion to the size: a smaller message
@@ -311,9 +317,8 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     pick = np.full(s.shape, -1, dtype=np.int64)
     # seconds per byte of S summed over phases: one multiply per regime when there is no size curve
     body = None
-    curves = [
-        cost.nvls_curve_points if ph.switch and cost.nvls_curve_points else cost.size_curve_points for ph in cost.phases
-    ]
+    switched = [bool(ph.switch and cost.nvls_curve_points) for ph in cost.phases]
+    curves = [cost.nvls_curve_points if sw else cost.size_curve_points for sw in switched]
     if all(c is None for c in curves):
         body = s * sum(ph.beta for ph in cost.phases)
     cta = None  # seconds at full protocol efficiency of the point-to-point block cap
@@ -329,8 +334,9 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
             link = body / regime.bw_fraction
         else:
             link = np.zeros(s.shape)
-            for ph, points in zip(cost.phases, curves, strict=True):
-                link = link + s * ph.beta / (regime.bw_fraction * size_eff(points, ph.msg * s))
+            for ph, points, switch in zip(cost.phases, curves, switched, strict=True):
+                eff = _clamped(points, ph.msg * s) if switch else size_eff(points, ph.msg * s)
+                link = link + s * ph.beta / (regime.bw_fraction * eff)
         if cta is not None:
             link = np.maximum(link, cta / regime.bw_fraction)
         t = fixed + np.maximum(link, s * cost.hbm_beta)

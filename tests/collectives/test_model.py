@@ -21,3 +21,17 @@ def test_size_curve_below_its_first_point_keeps_that_points_time() -> None:
     assert time[2] == pytest.approx(time[3]) == pytest.approx(time[4])  # one time for every size up to 256 B
     assert (np.diff(time) >= 0).all()
     assert (size_eff(None, sizes) == 1.0).all()
+
+
+def test_the_nvls_curve_stays_clamped_below_its_first_shard() -> None:
+    """The NVLS curve's points are NVL72 shards of 7 MB and up: a 2 MiB all-reduce on 72 GPUs (29 KB shards) takes
+    the first point's efficiency, not that point's time (which would be about 6x more)."""
+    import rooflib
+    from rooflib.collectives.api import predict_collective
+
+    rack = rooflib.load_system("gb200-nvl72", gpus=72)
+    curve = rack.library.nvls_size_efficiency
+    assert curve is not None and curve.points[0][0] > (2**21) / 72
+    r = predict_collective("all_reduce", rack, gpus=72, nbytes=np.array([2.0**21, 2.0**22]), algorithm="nvls")
+    t = np.asarray(r.time_s)
+    assert t[0] < 60e-6 and t[1] < 2 * t[0]
