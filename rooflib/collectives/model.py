@@ -19,6 +19,9 @@ NCCL's src/enqueue.cc rule), each at most ``p2p_cta_bandwidth``:
 
     t(S) = fixed + max(link terms above, b / (c(b) * cta_rate * bw_fraction_p * size_eff(b / c(b))), S * hbm_beta)
 
+Below the size curve's first point (256 B) a library algorithm's part costs that point's time (NCCL moves a
+tiny part in whole protocol chunks); rooflib's own kernels and NVLS phases keep the curve's first efficiency.
+
 Sources: NCCL src/graph/tuning.cc for the structure and default latencies; nccl-tests for algbw and busbw.
 """
 
@@ -168,6 +171,7 @@ class PlanCost:
     hbm_beta: float = 0.0  # seconds per byte of S to read the input and write the output in HBM
     nvls_curve_points: tuple[tuple[float, float], ...] | None = None  # for switch phases, at each rank's shard
     p2p: P2PCap | None = None  # NCCL's point-to-point ops: the thread blocks each peer's bytes get
+    library: bool = False  # a library algorithm on its protocols: the size curve's floor below its first point
 
 
 def _efficiency(system: System, regime: str) -> FloatArray:
@@ -291,12 +295,15 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
         hbm_floor(system, plan.op, plan.group.n),
         None if nvls_curve is None else nvls_curve.points,
         p2p,
+        native and plan.regime == "nccl",
     )
 
 
 def _clamped(points: tuple[tuple[float, float], ...] | None, nbytes: FloatArray) -> FloatArray:
-    """The NVLS curve's efficiency, clamped at both ends: its points are shards of hundreds of MiB (an NVL72
-    rack's), far above a small message, where the per-hop latencies carry the time."""
+    """A size curve's efficiency clamped at both ends. The NVLS curve's points are shards of hundreds of MiB (an
+    NVL72 rack's), far above a small message, where the per-hop latencies carry the time; and rooflib's own
+    kernels (ld/st, copy engine, TMA) move each part of a tiny message without NCCL's per-chunk protocol
+    overhead, which is what the link curve's floor below 256 B stands for."""
     return np.ones_like(nbytes) if points is None else log_interp(points, nbytes)
 
 
@@ -319,6 +326,7 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
     body = None
     switched = [bool(ph.switch and cost.nvls_curve_points) for ph in cost.phases]
     curves = [cost.nvls_curve_points if sw else cost.size_curve_points for sw in switched]
+    clamped = [sw or not cost.library for sw in switched]
     if all(c is None for c in curves):
         body = s * sum(ph.beta for ph in cost.phases)
     cta = None  # seconds at full protocol efficiency of the point-to-point block cap
@@ -334,8 +342,8 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
             link = body / regime.bw_fraction
         else:
             link = np.zeros(s.shape)
-            for ph, points, switch in zip(cost.phases, curves, switched, strict=True):
-                eff = _clamped(points, ph.msg * s) if switch else size_eff(points, ph.msg * s)
+            for ph, points, clamp in zip(cost.phases, curves, clamped, strict=True):
+                eff = _clamped(points, ph.msg * s) if clamp else size_eff(points, ph.msg * s)
                 link = link + s * ph.beta / (regime.bw_fraction * eff)
         if cta is not None:
             link = np.maximum(link, cta / regime.bw_fraction)

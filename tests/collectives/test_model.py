@@ -35,3 +35,20 @@ def test_the_nvls_curve_stays_clamped_below_its_first_shard() -> None:
     r = predict_collective("all_reduce", rack, gpus=72, nbytes=np.array([2.0**21, 2.0**22]), algorithm="nvls")
     t = np.asarray(r.time_s)
     assert t[0] < 60e-6 and t[1] < 2 * t[0]
+
+
+def test_the_floor_below_the_first_point_is_the_librarys_alone() -> None:
+    """An 8-GPU all-reduce of 512 B moves 64 B parts: NCCL's ring pays the size curve's floor (its 64 B part
+    costs its 256 B one's time), rooflib's own ld/st kernel (direct) keeps the curve's first efficiency."""
+    import rooflib
+    from rooflib.collectives.api import plan_costs
+    from rooflib.collectives.model import plan_time
+
+    system = rooflib.load_system("hgx-h200", gpus=8)
+    costs = plan_costs(system, "all_reduce", gpus=8)
+    assert costs["ring"].library and not costs["direct"].library and not costs["nvls"].library
+    sizes = np.array([256.0, 2048.0])  # 32 B and 256 B parts
+    own, _ = plan_time(costs["direct"], sizes, 0.0)
+    ring, _ = plan_time(costs["ring"], sizes, 0.0)
+    assert own[0] < own[1]
+    assert ring[0] == pytest.approx(ring[1], rel=1e-9)
