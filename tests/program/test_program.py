@@ -175,3 +175,19 @@ def test_unknown_lengths_bound_counts_one_longest_sequence() -> None:
     q = rooflib.predict_program(full.build(), h200)
     assert p.baseline_time_s == pytest.approx(q.baseline_time_s)  # the time runs all 8 sequences of the longest
     assert p.terms["compute_s"] == pytest.approx(q.terms["compute_s"] / 8)  # the bound: only one must exist
+
+
+def test_a_host_bound_tie_is_broken_by_the_graph_replay(h100: rooflib.System) -> None:
+    """Host-bound, every plan takes the host's issue time eagerly; the best is then the one whose CUDA-graph
+    replay is fastest (here the fastest modelled collective kernel), not whichever float rounding favours."""
+    b = ProgramBuilder("host_bound", world=8)
+    for _ in range(3):
+        b.collective("all_gather", 256 * 1024, name="ag")
+        for _ in range(3):
+            b.elementwise("add", 1024)
+    p = predict_program(b.build(), h100)
+    plans = {(c["schedule"], c["mechanism"]): c["time_s"] for c in p.as_dict()["schedules"]}
+    lib, auto = plans[("sequential", "library")], plans[("sequential", "auto")]
+    assert auto == pytest.approx(lib, rel=1e-9)  # tied eagerly
+    assert p.best["mechanism"] == "auto" and p.best["graph_time_s"] < p.graph_time_s
+    assert p.best["time_s"] <= p.baseline_time_s
