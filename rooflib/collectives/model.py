@@ -20,7 +20,8 @@ NCCL's src/enqueue.cc rule), each at most ``p2p_cta_bandwidth``:
     t(S) = fixed + max(link terms above, b / (c(b) * cta_rate * bw_fraction_p * size_eff(b / c(b))), S * hbm_beta)
 
 Below the size curve's first point (256 B) a library algorithm's part costs that point's time (NCCL moves a
-tiny part in whole protocol chunks); rooflib's own kernels and NVLS phases keep the curve's first efficiency.
+tiny part in whole protocol chunks); rooflib's own kernels, and NVLS phases on their own curve, keep the first
+point's efficiency.
 
 Sources: NCCL src/graph/tuning.cc for the structure and default latencies; nccl-tests for algbw and busbw.
 """
@@ -171,7 +172,7 @@ class PlanCost:
     hbm_beta: float = 0.0  # seconds per byte of S to read the input and write the output in HBM
     nvls_curve_points: tuple[tuple[float, float], ...] | None = None  # for switch phases, at each rank's shard
     p2p: P2PCap | None = None  # NCCL's point-to-point ops: the thread blocks each peer's bytes get
-    library: bool = False  # a library algorithm on its protocols: the size curve's floor below its first point
+    library: bool = False  # a library algorithm (NCCL protocols, NVLS): the size curve's floor below its first point
 
 
 def _efficiency(system: System, regime: str) -> FloatArray:
@@ -295,7 +296,7 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
         hbm_floor(system, plan.op, plan.group.n),
         None if nvls_curve is None else nvls_curve.points,
         p2p,
-        native and plan.regime == "nccl",
+        native and plan.regime != "p2p",
     )
 
 
