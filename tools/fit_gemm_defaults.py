@@ -2,7 +2,7 @@
 aiconfigurator's measured GEMM tables of A100, H100 and H200; B200 and GB200 take only figures derived from
 those fits (their tables are the held-out test: never fitted).
 
-    python tools/fit_gemm_defaults.py --data .../aiconfigurator_core/systems/data [--evals 500] [--write]
+    python tools/fit_gemm_defaults.py --data .../aiconfigurator_core/systems/data [--evals 1000] [--write]
 
 - A100 and H100: every figure of the tile-choice model (:mod:`rooflib.compute.gemm_plan`) fitted on the
   system's own table: the bf16 and fp8 efficiencies of the datasheet peak, the operand, output-tile and
@@ -10,16 +10,19 @@ those fits (their tables are the held-out test: never fitted).
   of the datasheet HBM rate (``memory_share``), and the fp8 activation quantisation's fixed time;
 - H200: its block and efficiencies (bf16 and fp8) stay the ones fitted on rooflib's own H200 runs
   (``rooflib calibrate``); only the fp8 activation quantisation time is fitted on its table (the own runs time a
-  bare fp8 GEMM);
+  bare fp8 GEMM). Fitted on its table like the others, the H200 block gets the table to 4.5 / 3.7 % median
+  (bf16 / fp8) but the single-GPU programs measured on the lent H200 from 3.8 to 6.9 % (those of 0.5 ms and
+  more): that H200 runs PyTorch's GEMMs 7-12 % slower than NVIDIA's table says (docs/validation/generalization.md);
 - B200 and GB200: per figure, the median over the fits of its portable form: an efficiency or share as is (A100, H100,
   H200), a rate as bytes per bf16 FLOP of the datasheet peak and a fixed time as is (A100 and H100: the H200's
   own block has a different structure); nvfp4 takes the fp8 quantisation time (no nvfp4 table before Blackwell).
   Their fp8 and nvfp4 efficiencies are fitted on public Blackwell GEMMs instead (Azure's GB200 cuBLASLt runs,
   the large shapes: :data:`rooflib.validate.public_gemm.AZURE_GB200_GEMM`), the B200 taking the GB200's.
 
-The fit: Nelder-Mead from one fixed start (the H200 block) on ``--rows`` rows sampled per dtype with a fixed
-seed, minimising median + mean and worst class median + a quarter of the p90 of |error| (classes of
-:func:`rooflib.validate.generalization.gemm_class`), so reruns give the same figures. Every table row is
+The fit: Nelder-Mead from one fixed start (:data:`START`, a simplex of :data:`STEP`, restarted from its best) on
+``--rows`` rows sampled per dtype with a fixed seed, minimising median + mean and worst class median + a quarter
+of the p90 of |error| (classes of :func:`rooflib.validate.generalization.gemm_class`), so reruns give the same
+figures. Every table row is
 reported by ``tools/generalization_report.py``. Without ``--write`` the figures are printed.
 """
 
@@ -62,14 +65,26 @@ SHARES = {"hbm": "memory_share"}
 FP8 = ("eff_fp8", "q_fp8")
 
 
-def start_figures(h200: DeviceSpec) -> dict[str, float]:
-    """The fixed start of every fit: the H200 block, its rates as bytes per bf16 FLOP of the H200 peak."""
-    g = _gemm(h200)
-    peak = _peak(h200)
-    fig: dict[str, float] = {"eff_bf16": h200.gemm_efficiency("bf16"), "eff_fp8": 0.7, "q_fp8": 9e-6}
-    fig |= {"opnd": g.operand_bandwidth.value / peak, "epi": g.epilogue_bandwidth.value / peak, "part": 0.01}
-    fig |= {"unit": g.unit_overhead.value, "fixed": g.kernel_fixed.value, "split": g.split_k_reduce.value}
-    return fig | {"mem": 2e-6, "hbm": h200.hbm_efficiency.value}
+START: dict[str, float] = {
+    "eff_bf16": 0.7753,
+    "eff_fp8": 0.7,
+    "q_fp8": 9e-6,
+    "opnd": 0.011668,
+    "epi": 0.0042679,
+    "part": 0.01,
+    "unit": 1.44e-6,
+    "fixed": 1.47e-6,
+    "split": 3.705e-6,
+    "mem": 2e-6,
+    "hbm": 0.9,
+}
+"""The fixed start of every fit: the H200's own block (fitted on rooflib's own H200 runs, ``rooflib calibrate``), its
+rates as bytes per bf16 FLOP of the H200's peak; frozen here so that a refit of that block moves no fit."""
+
+STEP = 0.25
+"""The start simplex's step per figure, in log space (each figure x e^0.25 = 1.28): scipy's default (5 % of the
+start, 0.00025 where it is zero, as every log offset is here) crept from one start point and stopped in a nearby
+minimum (A100 bf16 10.6 % median; this step gets 7.0 %)."""
 
 
 def _gemm(device: DeviceSpec) -> GemmModelSpec:
@@ -158,9 +173,18 @@ def fit_one(
     def objective(v: np.ndarray) -> float:
         return score(with_figures(device, template, figures(v), "fit"), samples)
 
-    result = minimize(objective, np.zeros(len(keys)), method="Nelder-Mead", options={"maxfev": args.evals})
-    sys.stdout.write(f"{device.name}: objective {objective(np.zeros(len(keys))):.3f} -> {result.fun:.3f}\n")
-    return figures(result.x)
+    x, best, used = np.zeros(len(keys)), objective(np.zeros(len(keys))), 0
+    first = best
+    while used < args.evals:  # restarts from the best point with a fresh simplex until one gains nothing
+        simplex = np.vstack([x, x + STEP * np.eye(len(keys))])
+        options = {"maxfev": args.evals - used, "initial_simplex": simplex, "xatol": 1e-3, "fatol": 1e-4}
+        result = minimize(objective, x, method="Nelder-Mead", options=options)
+        used += int(result.nfev)
+        if result.fun >= best - 1e-4:
+            break
+        x, best = result.x, float(result.fun)
+    sys.stdout.write(f"{device.name}: objective {first:.3f} -> {best:.3f} ({used} evaluations)\n")
+    return figures(x)
 
 
 def fit(data: Path, args: Any, log: Callable[[str], None]) -> dict[str, tuple[dict[str, float], str]]:
@@ -168,7 +192,7 @@ def fit(data: Path, args: Any, log: Callable[[str], None]) -> dict[str, tuple[di
     catalog = default_catalog()
     h200 = catalog.device("h200-sxm")
     template = _gemm(h200)
-    start = start_figures(h200)
+    start = START
     out: dict[str, tuple[dict[str, float], str]] = {}
     portable: list[dict[str, float]] = []
     fitted_tables = []
@@ -296,7 +320,7 @@ def _say(line: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None, help="aiconfigurator_core/systems/data")
-    ap.add_argument("--evals", type=int, default=500, help="Nelder-Mead evaluations per system (default 500)")
+    ap.add_argument("--evals", type=int, default=1000, help="Nelder-Mead evaluations per system (default 1000)")
     ap.add_argument("--rows", type=int, default=1500, help="rows sampled per dtype (default 1500)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--write", action="store_true", help="rewrite the device files' GEMM figures")

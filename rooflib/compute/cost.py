@@ -99,8 +99,8 @@ def roofline_cost(
     >>> from rooflib.specs import default_catalog
     >>> r = Rates.from_device(default_catalog().device("h100-sxm5"), "bf16", "tensor")
     >>> c = roofline_cost(1e12, 1e9, r)
-    >>> c.bound, round(c.time_s * 1e3, 3)  # 1 TFLOP at 820 TFLOP/s (989 x the bf16 efficiency 0.8295)
-    ('compute', 1.219)
+    >>> c.bound, round(c.time_s * 1e3, 3)  # 1 TFLOP at 838 TFLOP/s (989 x the bf16 efficiency 0.8477)
+    ('compute', 1.193)
     """
     if compute_s is None:
         compute_s = flops / rates.flops_per_s

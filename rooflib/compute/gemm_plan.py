@@ -49,7 +49,9 @@ _PARTIAL_BYTES = 4.0  # fp32 partial sums of a split-K GEMM
 
 @dataclass(frozen=True)
 class TileChoice:
-    """Per shape: the chosen tile, split-K factor, tiles, waves and compute seconds (arrays)."""
+    """Per shape: the chosen tile, split-K factor, tiles, waves and compute seconds (arrays); with fixed costs
+    serial to the memory side, ``fixed_s`` of ``compute_s`` is the kernel's fixed and split-K reduction time
+    (paid after whichever of its waves, ``waves_s``, and its bytes takes longer), else 0."""
 
     tile_m: IntArray
     tile_n: IntArray
@@ -58,6 +60,8 @@ class TileChoice:
     tiles: IntArray
     waves: IntArray
     compute_s: FloatArray
+    fixed_s: FloatArray
+    waves_s: FloatArray
 
 
 def _candidates(model: GemmModelSpec, split_k: int | None) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -113,8 +117,9 @@ def choose_tiles(
     partial = model.partial_bandwidth
     rate = partial.value if partial is not None else device.hbm_bandwidth.value * device.hbm_efficiency.value
     reduce_s = np.where(split > 1, model.split_k_reduce.value + 2.0 * split * mf * nf * bf * _PARTIAL_BYTES / rate, 0.0)
-    body = waves * unit_s + store
-    if memory_s is not None and model.serial_fixed:  # a memory-bound GEMM still pays its fixed costs
+    body = waves_s = waves * unit_s + store
+    serial = memory_s is not None and model.serial_fixed
+    if serial:  # a memory-bound GEMM still pays its fixed costs
         body = np.maximum(body, np.broadcast_to(np.asarray(memory_s, dtype=np.float64), shape).ravel()[None, :])
     total = model.kernel_fixed.value + body + reduce_s  # [candidate, shape]
     best = np.argmin(total, axis=0)
@@ -131,4 +136,6 @@ def choose_tiles(
         tiles=pick(tiles).astype(np.int64),
         waves=pick(waves).astype(np.int64),
         compute_s=np.asarray(pick(total), dtype=np.float64),
+        fixed_s=pick(model.kernel_fixed.value + reduce_s) if serial else np.zeros(shape),
+        waves_s=pick(waves_s),
     )

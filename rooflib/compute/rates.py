@@ -2,7 +2,7 @@
 
 All rates are SI: FLOP/s and bytes/s. Efficiencies are data from the device spec, never code constants:
 
-- tensor cores: ``tensor_peak(dtype) x gemm_efficiency(dtype)`` (DeviceSpec; e.g. H100 bf16 989e12 x 0.8295);
+- tensor cores: ``tensor_peak(dtype) x gemm_efficiency(dtype)`` (DeviceSpec; e.g. H100 bf16 989e12 x 0.8477);
 - CUDA cores (vector): ``vector_peak(dtype)``; the spec carries no vector efficiency, and the kernels that run
   on vector units (elementwise, normalisation) are memory-bound, so the datasheet figure is used as is;
 - HBM: ``hbm_bandwidth x hbm_efficiency`` (a streaming copy).
@@ -15,10 +15,10 @@ communication SMs accounts for the split itself).
 >>> from rooflib.specs import default_catalog
 >>> dev = default_catalog().device("h100-sxm5")
 >>> r = Rates.from_device(dev, "bf16", "tensor")
->>> round(r.flops_per_s / 1e12, 1)  # 989 TFLOP/s x 0.8295
-820.4
+>>> round(r.flops_per_s / 1e12, 1)  # 989 TFLOP/s x 0.8477
+838.4
 >>> round(Rates.from_device(dev, "bf16", "tensor", sms=66).flops_per_s / 1e12, 1)  # half the SMs
-410.2
+419.2
 """
 
 from __future__ import annotations

@@ -92,3 +92,15 @@ def test_held_out_devices_carry_derived_figures_only(name: str) -> None:
         ratios.append(_model(other).operand_bandwidth.value / (other.tensor_peak("bf16") or np.nan))
     ratio = g.operand_bandwidth.value / (dev.tensor_peak("bf16") or np.nan)
     assert ratio == pytest.approx(float(np.median(ratios)), rel=2e-3)  # the file holds four digits
+
+
+def test_a_memory_bound_gemm_with_serial_fixed_costs_says_memory() -> None:
+    """With fixed costs serial to the memory side (the table-fitted blocks), a decode GEMM is bound by its bytes:
+    the fixed costs are its overhead, not compute time, and the scalar and array paths agree."""
+    dev = CATALOG.device("h100-sxm5")
+    assert _model(dev).serial_fixed
+    decode = gemm(dev, 1, 16384, 16384)
+    assert decode.bound == "memory" and decode.overhead_s > 0
+    assert decode.time_s == pytest.approx(float(gemm_times(dev, 1, 16384, 16384)[()]), rel=1e-9)
+    big = gemm(dev, 8192, 8192, 8192)
+    assert big.bound == "compute" and big.time_s == pytest.approx(float(gemm_times(dev, 8192, 8192, 8192)[()]))
