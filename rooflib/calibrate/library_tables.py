@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -68,7 +68,7 @@ class _Alg:
     name: str
     nvls: bool
     base0: float  # the catalog's beta scale this cost was routed with (divided out)
-    phases: list[tuple[float, int, float, bool]]  # (beta, hops_nv, msg, switch)
+    phases: list[tuple[float, int, float, float]]  # (link beta, hops, msg, switch reduction engine's beta)
     hbm_beta: float
     max_bytes: dict[str, float]
     p2p: P2PCap | None = None
@@ -99,6 +99,7 @@ def _f0(system: System, op: str, n: int, cost: PlanCost) -> float:
 def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
     out = []
     for system, rows in datasets:
+        bare = replace(system, switch=system.switch.model_copy(update={"reduction_bandwidth": None}))
         host = system.device.host
         gap = host.eager_gap if host is not None else 0.0  # stream launches: the eager gap between queued kernels
         dtypes = rows["dtype"].fillna("") if "dtype" in rows else pd.Series("", index=rows.index)
@@ -108,9 +109,15 @@ def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
                 continue
             # the rows' element type: an 8-bit reduction cannot use NVLS (NCCL runs a ring or tree)
             costs = plan_costs(system, str(op), n, algorithm="library", dtype=str(dtype) or None)
+            # the links' beta alone (the switch's reduction engine, which no share scales, kept apart): routed
+            # without the engine; the engine's beta where it binds
+            links = plan_costs(bare, str(op), n, algorithm="library", dtype=str(dtype) or None)
             algs = []
             for name, c in costs.items():
-                phases = [(ph.beta, ph.hops_nv + ph.hops_net, ph.msg, ph.switch) for ph in c.phases]
+                phases = [
+                    (lk.beta, ph.hops_nv + ph.hops_net, ph.msg, ph.beta if ph.bottleneck == -1 else 0.0)
+                    for ph, lk in zip(c.phases, links[name].phases, strict=True)
+                ]
                 limits = {r.name: r.max_bytes for r in c.regimes}
                 f0 = _f0(system, str(op), n, c)
                 algs.append(_Alg(name, name in MULTICAST_ALGORITHMS, f0, phases, c.hbm_beta, limits, c.p2p))
@@ -211,8 +218,8 @@ class _Model:
                 fixed = p.start + p.base.get(a.name, 0.0) + sum(h * p.lat[proto] for _, h, _, _ in a.phases)
                 fixed *= g.lat_scale
                 link = np.zeros(s.shape)
-                for beta, _, msg, _ in a.phases:
-                    link = link + s * beta * scale / (p.share[proto] * size_eff(p.curve, msg * s))
+                for beta, _, msg, engine in a.phases:
+                    link = link + s * np.maximum(beta * scale, engine) / (p.share[proto] * size_eff(p.curve, msg * s))
                 if cta is not None:
                     link = np.maximum(link, cta / p.share[proto])
                 t = fixed + np.maximum(link, s * a.hbm_beta)

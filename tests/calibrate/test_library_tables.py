@@ -143,3 +143,24 @@ def test_a_table_fit_works_in_hoppers_unit() -> None:
     h = float(plain.overrides["library.graph_launch_overhead"]["value"].removesuffix(" us"))
     g = float(doubled.overrides["library.graph_launch_overhead"]["value"].removesuffix(" us"))
     assert (a + h) / 2 == pytest.approx(b + g, rel=0.1)
+
+
+def test_the_switch_engine_stays_apart_from_the_shares_a_fit_divides_out() -> None:
+    """An 8-GPU NVLS all-reduce is bound by NVSwitch's reduction engine, which no library share scales: the fit's
+    routed phases (link beta times the catalog's shares, and the engine's beta) are the same whatever shares the
+    catalog held, so a refit does not depend on the figures it rewrites."""
+    from dataclasses import replace
+
+    from rooflib.calibrate.library_tables import _groups
+    from rooflib.specs.figures import Fraction
+
+    system = load_system("hgx-h100")
+    rows = pd.DataFrame({"op": ["all_reduce"], "gpus": [8], "bytes": [float(1 << 30)], "time_s": [1e-3]})
+    lib = system.library.model_copy(update={"nvls_efficiency": Fraction(value=0.5, source="test")})
+    routed = []
+    for s in (system, replace(system, library=lib)):
+        (group,) = _groups([(s, rows)])
+        nvls = next(a for a in group.algs if a.nvls)
+        routed.append([(beta * nvls.base0, engine) for beta, _, _, engine in nvls.phases])
+    assert any(engine > 0 for _, engine in routed[0])
+    assert np.allclose(routed[0], routed[1], rtol=1e-9)
