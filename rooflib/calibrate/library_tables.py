@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,7 +99,7 @@ def _f0(system: System, op: str, n: int, cost: PlanCost) -> float:
 def _groups(datasets: Sequence[tuple[System, pd.DataFrame]]) -> list[_Group]:
     out = []
     for system, rows in datasets:
-        bare = replace(system, switch=system.switch.model_copy(update={"reduction_bandwidth": None}))
+        bare = dataclasses.replace(system, switch=system.switch.model_copy(update={"reduction_bandwidth": None}))
         host = system.device.host
         gap = host.eager_gap if host is not None else 0.0  # stream launches: the eager gap between queued kernels
         dtypes = rows["dtype"].fillna("") if "dtype" in rows else pd.Series("", index=rows.index)

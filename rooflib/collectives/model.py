@@ -300,22 +300,23 @@ def cost_plan(plan: Plan, system: System, table: LinkTable) -> PlanCost:
     )
 
 
-def _clamped(points: tuple[tuple[float, float], ...] | None, nbytes: FloatArray) -> FloatArray:
-    """A size curve's efficiency clamped at both ends. The NVLS curve's points are shards of hundreds of MiB (an
-    NVL72 rack's), far above a small message, where the per-hop latencies carry the time; and rooflib's own
-    kernels (ld/st, copy engine, TMA) move each part of a tiny message without NCCL's per-chunk protocol
-    overhead, which is what the link curve's floor below 256 B stands for."""
-    return np.ones_like(nbytes) if points is None else log_interp(points, nbytes)
-
-
-def size_eff(points: tuple[tuple[float, float], ...] | None, nbytes: npt.ArrayLike) -> FloatArray:
-    """A size curve's efficiency at each message size: log-log between its points, its last value above them,
-    and below its first point the first point's time (efficiency in proportion to the size: a smaller message
-    costs what the smallest measured one does, not less; sizes under a byte as one byte); 1 without a curve."""
+def size_eff(
+    points: tuple[tuple[float, float], ...] | None, nbytes: npt.ArrayLike, *, floor: bool = True
+) -> FloatArray:
+    """A size curve's efficiency at each message size: log-log between its points, its last value above them;
+    1 without a curve. Below its first point, with ``floor``, the first point's time (efficiency in proportion to
+    the size: a smaller message costs what the smallest measured one does, not less; sizes under a byte as one
+    byte), else the first point's efficiency. The floor is the library's: NCCL moves a tiny part in whole
+    protocol chunks, while rooflib's own kernels (ld/st, copy engine, TMA) do not, and the NVLS curve's points
+    are shards of hundreds of MiB (an NVL72 rack's), far above a small message, where per-hop latencies carry
+    the time."""
     x = np.asarray(nbytes, dtype=np.float64)
     if points is None:
         return np.ones_like(x)
-    return np.asarray(log_interp(points, x) * np.minimum(1.0, np.maximum(x, 1.0) / points[0][0]), dtype=np.float64)
+    eff = log_interp(points, x)
+    if floor:
+        eff = eff * np.minimum(1.0, np.maximum(x, 1.0) / points[0][0])
+    return np.asarray(eff, dtype=np.float64)
 
 
 def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[FloatArray, list[str]]:
@@ -344,8 +345,7 @@ def plan_time(cost: PlanCost, nbytes: npt.ArrayLike, launch_s: float) -> tuple[F
         else:
             link = np.zeros(s.shape)
             for ph, points, clamp in zip(cost.phases, curves, clamped, strict=True):
-                eff = _clamped(points, ph.msg * s) if clamp else size_eff(points, ph.msg * s)
-                link = link + s * ph.beta / (regime.bw_fraction * eff)
+                link = link + s * ph.beta / (regime.bw_fraction * size_eff(points, ph.msg * s, floor=not clamp))
         if cta is not None:
             link = np.maximum(link, cta / regime.bw_fraction)
         t = fixed + np.maximum(link, s * cost.hbm_beta)

@@ -35,9 +35,9 @@ from rooflib.specs.resolve import System
 __all__ = ["TIE_TOLERANCE", "ProgramPrediction", "choice_dict", "fusable_regions", "predict_program"]
 
 TIE_TOLERANCE = 0.03
-_SAME = 1e-9  # eager times this close are one time (float rounding of the same host-bound sum)
 """Relative time difference below which two plans count as a tie: the largest cost of following the model's
 choice measured on 2xH200 (3.2 %, docs/validation/README.md, overlap schedules), rounded."""
+_SAME = 1e-9  # eager times this close are one time (float rounding of the same host-bound sum)
 
 
 def fusable_regions(program: Program) -> list[Region]:
@@ -224,9 +224,8 @@ def _best(plans: list[_Plan], program: Program, hc: HostCosts) -> dict[str, Any]
     fastest = min(p.choice.time_s for p in plans)
     tied = [p for p in plans if p.choice.time_s <= fastest * (1.0 + _SAME)]
     graphs = [simulate(p.ops, p.costs, hc, "graph").time_s for p in tied]
-    graph, _, plan = min(
-        zip(graphs, range(len(tied)), tied, strict=True), key=lambda g: (g[0], g[2].choice.comm_sms, g[1])
-    )
+    i = min(range(len(tied)), key=lambda j: (graphs[j], tied[j].choice.comm_sms))
+    plan, graph = tied[i], graphs[i]
     out = choice_dict(plan.choice)
     out["time_s"] = fastest  # the tied plans' one eager time (never above the baseline through rounding)
     out["graph_time_s"] = graph
