@@ -12,7 +12,9 @@ those fits (their tables are the held-out test: never fitted).
   (``rooflib calibrate``); only the fp8 activation quantisation time is fitted on its table (the own runs time a
   bare fp8 GEMM). Fitted on its table like the others, the H200 block gets the table to 4.5 / 3.7 % median
   (bf16 / fp8) but the single-GPU programs measured on the lent H200 from 3.8 to 6.9 % (those of 0.5 ms and
-  more): that H200 runs PyTorch's GEMMs 7-12 % slower than NVIDIA's table says (docs/validation/generalization.md);
+  more), their large GEMMs predicted 10-13 % too fast: that H200 runs PyTorch's GEMMs slower than NVIDIA's
+  table says (docs/validation/generalization.md; reproduce: this tool with the H200's role ``fit``, then
+  ``python tools/programs_report.py``);
 - B200 and GB200: per figure, the median over the fits of its portable form: an efficiency or share as is (A100, H100,
   H200), a rate as bytes per bf16 FLOP of the datasheet peak and a fixed time as is (A100 and H100: the H200's
   own block has a different structure); nvfp4 takes the fp8 quantisation time (no nvfp4 table before Blackwell).
@@ -22,8 +24,7 @@ those fits (their tables are the held-out test: never fitted).
 The fit: Nelder-Mead from one fixed start (:data:`START`, a simplex of :data:`STEP`, restarted from its best) on
 ``--rows`` rows sampled per dtype with a fixed seed, minimising median + mean and worst class median + a quarter
 of the p90 of |error| (classes of :func:`rooflib.validate.generalization.gemm_class`), so reruns give the same
-figures. Every table row is
-reported by ``tools/generalization_report.py``. Without ``--write`` the figures are printed.
+figures. Every table row is reported by ``tools/generalization_report.py``. Without ``--write`` the figures are printed.
 """
 
 from __future__ import annotations
