@@ -18,6 +18,12 @@ aiconfigurator (PyPI ``aiconfigurator-core``, Apache-2.0) ships, per system, ``s
   (``fp4``); other dtypes (fp8_block, int8/int4 weight-only, smooth quant) are counted in the meta record and
   left out.
 
+- ``quantize/trtllm/<version>/scale_matrix_perf.parquet``: ``m``, ``k``, ``quant_dtype`` (fp8), ``latency`` (ms):
+  TensorRT-LLM's static per-tensor fp8 quantisation of an m x k bf16 tensor (``static_quantize_e4m3_per_tensor``:
+  one streaming kernel, 2 bytes read and 1 written per element), timed in a CUDA graph that quantises the same
+  tensor over and over (it stays in L2 where it fits). Read by :func:`read_quantize_table` as ``memory``
+  records: rooflib's test of its memory-bound kernel curves on GPUs it never measured.
+
 Each table comes with a ``collection_meta.yaml`` (provenance, runtime framework and version, status) that goes
 into the import's meta record. Every value is checked: an error names the file, the row, the column and the
 value. Only the formats are taken from aiconfigurator; no code of it is used.
@@ -44,6 +50,7 @@ __all__ = [
     "read_gemm_table",
     "read_nccl_table",
     "read_parquet",
+    "read_quantize_table",
 ]
 
 NCCL_OPS: dict[str, Op] = {
@@ -60,6 +67,10 @@ NCCL_TIMING = (
     "stock nccl-tests binaries run by aiconfigurator's collector: one process with N threads, ops launched "
     "back-to-back from the host on a stream (no CUDA graph), out-of-place time averaged over the iterations; "
     "message_size = elements of nccl_dtype, latency in ms"
+)
+QUANTIZE_TIMING = (
+    "TensorRT-LLM's static fp8 quantisation kernel over one bf16 tensor, quantised again and again in a CUDA graph "
+    "(L2-resident where it fits); latency in ms"
 )
 GEMM_TIMING = (
     "one GEMM per CUDA graph node, replayed, up to 5 weight copies cycled to defeat L2; fp8 and nvfp4 include the "
@@ -293,6 +304,44 @@ def read_gemm_table(path: Path) -> Table:
                 "framework_version": version,
                 "gpu": device,
                 "repeat": _repeat(seen, (name, m, n, k)),
+                "table_row": i,
+            }
+        )
+    return _finish(table, devices, versions)
+
+
+def read_quantize_table(path: Path) -> Table:
+    """``scale_matrix_perf.parquet`` as ``memory`` records: op ``quantize_fp8``, ``elements`` (m x k), ``bytes``
+    moved (3 per element: the bf16 input read, the fp8 output written) and ``time_s``."""
+    rows, sha = read_parquet(path)
+    _need(path, rows, ("m", "k", "latency"))
+    table = Table(path, "memory", sha, len(rows))
+    devices: set[str] = set()
+    versions: set[str] = set()
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, row in enumerate(rows):
+        dtype = _text(row, "quant_dtype") or "fp8"
+        if dtype != "fp8":
+            table.skipped[f"quant_dtype {dtype}"] = table.skipped.get(f"quant_dtype {dtype}", 0) + 1
+            continue
+        m, k = (int(_positive(path, i, row, c, whole=True)) for c in ("m", "k"))
+        seconds = _positive(path, i, row, "latency") * MS
+        device = _text(row, "device")
+        devices |= {device} if device else set()
+        versions.add(_text(row, "version") or path.parent.name)
+        table.records.append(
+            {
+                "record": "memory",
+                "family": "memory",
+                "source": "aiconfigurator",
+                "op": "quantize_fp8",
+                "m": m,
+                "k": k,
+                "elements": m * k,
+                "bytes": 3 * m * k,
+                "time_s": seconds,
+                "gpu": device,
+                "repeat": _repeat(seen, (m, k)),
                 "table_row": i,
             }
         )

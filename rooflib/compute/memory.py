@@ -15,7 +15,8 @@ ops have one curve per row length measured; between two, ``log(eff)`` is interpo
 (clamped). With ``l2_resident=True`` and at most ``l2_size`` bytes moved, the time is scaled by the op's measured
 L2 fraction (operands left in L2 by the kernel before).
 
-Devices without curves, and op kinds without one, use ``hbm_efficiency`` (a streaming copy) as before; op kinds
+Devices without curves of their own carry another device's (``compute.memory_ops_from``, :mod:`rooflib.specs.port`).
+Devices without any, and op kinds without one, use ``hbm_efficiency`` (a streaming copy) as before; op kinds
 that were not measured borrow a measured one with the same access pattern (:data:`BORROW`). ``derate=False``
 callers (bounds) never come here: they use the datasheet rate.
 """
@@ -88,8 +89,11 @@ def memory_efficiency(
     Greater than 1 only with ``l2_resident`` (the operands come from L2, not HBM).
 
     >>> from rooflib.specs import default_catalog
-    >>> dev = default_catalog().device("h100-sxm5")  # no curves: the streaming-copy efficiency
-    >>> float(memory_efficiency(dev, "add", 1 << 30)[()])
+    >>> dev = default_catalog().device("h100-sxm5")  # the H200's curves, carried (rooflib.specs.port)
+    >>> round(float(memory_efficiency(dev, "add", 1 << 30)[()]), 3)
+    0.909
+    >>> bare = dev.model_copy(update={"compute": None})  # no curves: the streaming-copy efficiency
+    >>> float(memory_efficiency(bare, "add", 1 << 30)[()])
     0.9
     """
     if op not in MEMORY_OP_KINDS:
@@ -144,7 +148,7 @@ def memory_time(
     """Seconds ``op`` takes to move ``nbytes`` (array): ``nbytes / memory_rate``; 0 bytes take 0 s.
 
     >>> from rooflib.specs import default_catalog
-    >>> dev = default_catalog().device("h100-sxm5")
+    >>> dev = default_catalog().device("h100-sxm5").model_copy(update={"compute": None})  # datasheet only
     >>> round(float(memory_time(dev, "copy", 3.35e12 * 0.9)[()]), 6)  # 3.35 TB/s x 0.90 for one second
     1.0
     """

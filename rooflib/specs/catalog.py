@@ -21,6 +21,7 @@ from rooflib.errors import SpecError, SpecFileError, UnknownNameError
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SOURCE_PREFIXES
 from rooflib.specs.interconnects import InterconnectSpec
+from rooflib.specs.port import port_memory_ops
 from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 from rooflib.specs.yaml_files import load_yaml
 
@@ -192,7 +193,12 @@ class Catalog:
         return sorted(self.items[kind])
 
     def raw(self, kind: str, name: str) -> RawItem:
-        """The item's raw data with any ``extends`` chain merged in (a circular chain is a SpecError)."""
+        """The item's raw data with any ``extends`` chain merged in (a circular chain is a SpecError), and a
+        device's carried memory-op curves (``compute.memory_ops_from``) filled in."""
+        merged = self._merged(kind, name)
+        return self._carried(merged) if kind == "device" else merged
+
+    def _merged(self, kind: str, name: str) -> RawItem:
         if name not in self.items[kind]:
             raise UnknownNameError(kind, name, self.items[kind])
         chain = [self.items[kind][name]]
@@ -218,6 +224,27 @@ class Catalog:
         for item in reversed(chain[:-1]):
             data = _deep_merge(data, item.data)
         return RawItem(kind, name, data, chain[0].path)
+
+    def _carried(self, item: RawItem) -> RawItem:
+        """``item`` with ``compute.memory_ops`` filled from ``compute.memory_ops_from``'s device, where given."""
+        compute = item.data.get("compute")
+        if not isinstance(compute, dict) or "memory_ops_from" not in compute:
+            return item
+        spec: DeviceSpec = validate("device", item.data, item.path)
+        assert spec.compute is not None and spec.compute.memory_ops_from is not None
+        src = spec.compute.memory_ops_from.device
+        field_ = "compute.memory_ops_from.device"
+        if "memory_ops" in compute:
+            raise SpecError(item.path, [(field_, src, "give compute.memory_ops or compute.memory_ops_from, not both")])
+        if src not in self.items["device"]:
+            raise SpecError(item.path, [(field_, src, self._no_such("device", src))])
+        src_compute = self._merged("device", src).data.get("compute")
+        if not isinstance(src_compute, dict) or "memory_ops" not in src_compute:
+            raise SpecError(item.path, [(field_, src, "that device has no measured compute.memory_ops of its own")])
+        note = spec.compute.memory_ops_from.source
+        data = copy.deepcopy(item.data)
+        data["compute"]["memory_ops"] = port_memory_ops(self.device(src), spec.hbm_bandwidth.value, note)
+        return RawItem(item.kind, item.name, data, item.path)
 
     def _no_such(self, kind: str, name: str) -> str:
         others = [k for k in KINDS if name in self.items.get(k, {})]

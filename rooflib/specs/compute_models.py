@@ -38,6 +38,7 @@ __all__ = [
     "GemmModelSpec",
     "GemmTiles",
     "MemoryOpsSpec",
+    "PortSpec",
     "attention_key",
     "curve_key",
 ]
@@ -261,8 +262,19 @@ class AttentionModelSpec(SpecModel):
         return self
 
 
+class PortSpec(SpecModel):
+    """Where a device's memory-op curves come from when it has none measured: another catalog device's, carried
+    to this one's HBM rate (:mod:`rooflib.specs.port`)."""
+
+    device: str = Field(min_length=1, description="the catalog device whose measured memory_ops are carried")
+    source: str = Field(min_length=1, description="why that device stands for this one")
+
+
 class ComputeModels(SpecModel):
     memory_ops: MemoryOpsSpec | None = None
+    memory_ops_from: PortSpec | None = Field(
+        None, description="carry another device's measured memory_ops here (the catalog fills memory_ops from it)"
+    )
     gemm: GemmModelSpec | None = None
     sgemm: GemmModelSpec | None = Field(
         None, description="fp32 GEMMs on CUDA cores (TF32 off, PyTorch's default): the same tile model, its own tiles"

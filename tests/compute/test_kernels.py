@@ -42,8 +42,17 @@ def test_byte_conventions() -> None:
 
 
 def test_a_device_without_curves_has_no_time() -> None:
-    h100 = rooflib.load_system("hgx-h100", gpus=1).device
-    assert all(kernel_time(h100, k, 1e6) is None for k in KERNEL_OP_KINDS)
+    bare = rooflib.load_system("hgx-h100", gpus=1).device.model_copy(update={"compute": None})
+    assert all(kernel_time(bare, k, 1e6) is None for k in KERNEL_OP_KINDS)
+
+
+def test_a_device_with_carried_curves_times_every_class(h200: rooflib.System) -> None:
+    h100 = rooflib.load_system("hgx-h100", gpus=1).device  # the H200's curves at the H100's HBM rate
+    for kind in KERNEL_OP_KINDS:
+        small, large = kernel_time(h100, kind, 1.0), kernel_time(h100, kind, 1e9)
+        assert small is not None and large is not None, kind
+        assert small == pytest.approx(kernel_time(h200.device, kind, 1.0), rel=0.05), kind  # launch-bound: about the same
+        assert large > kernel_time(h200.device, kind, 1e9), kind  # type: ignore[operator]  # slower HBM
 
 
 def test_h200_curves_never_get_faster_with_bytes(h200: rooflib.System) -> None:

@@ -3,6 +3,7 @@ they still fit, never below the op's ideal time, and no change where nothing was
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -59,8 +60,10 @@ def test_no_gain_once_the_bytes_in_between_have_evicted_them(h200: rooflib.Syste
 
 def test_devices_without_l2_curves_and_unmeasured_classes_are_unchanged(h200: rooflib.System) -> None:
     h100 = rooflib.load_system("hgx-h100", gpus=1)
+    bare = dataclasses.replace(h100, device=h100.device.model_copy(update={"compute": None}))  # no curves at all
     params = {"op": "add", "elements": 2**20}
-    assert _time(h100, "elementwise", {**params, "l2_warm": 1.0}) == _time(h100, "elementwise", params)
+    assert _time(bare, "elementwise", {**params, "l2_warm": 1.0}) == _time(bare, "elementwise", params)
+    assert _time(h100, "elementwise", {**params, "l2_warm": 1.0}) < _time(h100, "elementwise", params)  # carried
     fft = {"elements": 2**20, "curve": "fft", "curve_bytes": 2.0**23}  # an FFT: no L2 curve measured
     assert _time(h200, "elementwise", {**fft, "l2_warm": 1.0}) == _time(h200, "elementwise", fft)
     gather = {"bytes": 2.0**20, "op": "index_select", "index_bytes": 8192.0}
