@@ -16,7 +16,8 @@ kernel its time, and a kernel that streams at a small share of the rate moves li
 non-decreasing in bytes. The GEMM and attention memory curves are not carried (their devices' own GEMM and
 attention models stand for them), and the ``l2_resident`` ratios are carried as they are (the target's
 ``l2_size`` bounds where they apply). Where the two devices' SMs differ (another generation), the held parts are
-the source's: an assumption the target's file states.
+the source's: an assumption the target's file states. The rates are the two files' own ``hbm_bandwidth`` (a
+profile's override of the target's does not re-carry the curves).
 
 >>> from rooflib.specs import default_catalog
 >>> cat = default_catalog()

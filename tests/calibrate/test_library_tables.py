@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -164,3 +167,23 @@ def test_the_switch_engine_stays_apart_from_the_shares_a_fit_divides_out() -> No
         routed.append([(beta * nvls.base0, engine) for beta, _, _, engine in nvls.phases])
     assert any(engine > 0 for _, engine in routed[0])
     assert np.allclose(routed[0], routed[1], rtol=1e-9)
+
+
+def _tool() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "tools" / "fit_library_defaults.py"
+    spec = importlib.util.spec_from_file_location("fit_library_defaults", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_refit_rounds_stop_when_no_figure_moves_by_a_percent() -> None:
+    moved = _tool().moved
+    a = {"library.x": {"value": "4.0 us", "source": "measured: a"}, "library.c": {"points": [[1, 0.5], [2, 0.8]]}}
+    b = {"library.x": {"value": "4.02 us", "source": "measured: b"}, "library.c": {"points": [[1, 0.5], [2, 0.8]]}}
+    assert moved(a, b) == pytest.approx(0.02 / 4.02)
+    assert moved(a, a) == 0.0
+    assert moved(a, {**b, "library.c": {"points": [[1, 0.5]]}}) == float("inf")  # another shape: not settled
