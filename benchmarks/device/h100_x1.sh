@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One lent H100 (device tool, kind nvidia-h100-x1), one call: a GPU no rooflib figure was fitted on, to test what
 # the catalog predicts for a machine it has only datasheet figures and public tables for:
-#   1. gemm/:   rooflib.bench.gemm_graph_worker --modes graph,eager (63 shapes x bf16, fp8; every output checked)
+#   1. gemm/:   benchmarks/device/gemm_modes_h200.sh (63 shapes x bf16, fp8, graph and eager; every output checked)
 #               against aiconfigurator's H100 table (fitted) and the catalog's hgx-h100 model;
 #   2. pkb-4096/, pkb-1024/: ParallelKernelBench's single-GPU parts at world 8 (benchmarks/device/pkb_lease_h200.sh,
-#               HOST=0), each held call's queued device time, predicted on hgx-h100 (nothing fitted on an H100).
+#               HOST=0), each held call's queued device time, predicted on hgx-h100: the H200's memory-op curves
+#               carried to it (rooflib.specs.port), nothing fitted on an H100.
 # From the repository root there (PKB carried as .pkb, the pydantic wheels as .wheels):
 #   bash benchmarks/device/h100_x1.sh .pkb
 # GEMM_S, PKB4096_S, PKB1024_S: seconds kept for each step (defaults 170, 190, 170).
@@ -14,32 +15,14 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 pkb=${1:?PKB_ROOT}
 out=${OUT:-/tmp/out}
 here=$(dirname "$0")
-mkdir -p "$out/gemm"
+mkdir -p "$out"
 python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>&1 || echo "pydantic install failed"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv
-start=$SECONDS
-timeout -s INT "$(( ${GEMM_S:-170} + 30 ))" python3 -m rooflib.bench.gemm_graph_worker --modes graph,eager \
-  --max-seconds "${GEMM_S:-170}" --out "$out/gemm/gemm-modes.jsonl" > "$out/gemm/gemm-modes.log" 2>&1
-echo "== gemm: exit $? in $((SECONDS - start)) s, $(grep -c '"record": "gemm"' "$out/gemm/gemm-modes.jsonl") records"
+OUT=$out/gemm MAX_S=${GEMM_S:-170} bash "$here/gemm_modes_h200.sh" | tail -n 12  # bare GEMMs, graph and eager
 OUT=$out/pkb-4096 SIZE=4096x4096 HOST=0 CHECK_S=10 WORLDS=8 LIMIT_S=${PKB4096_S:-190} bash "$here/pkb_lease_h200.sh" "$pkb" | tail -n 3
 OUT=$out/pkb-1024 SIZE=1024x1024 HOST=0 CHECK_S=10 WORLDS=8 LIMIT_S=${PKB1024_S:-170} bash "$here/pkb_lease_h200.sh" "$pkb" | tail -n 3
 nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw --format=csv
-python3 - "$out/gemm/gemm-modes.jsonl" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if '"record": "gemm"' in l]
-by = {(r["dtype"], r["m"], r["n"], r["k"], r["mode"]): r for r in rows}
-print(f"{len(rows)} gemm records, {sum(not r['verified'] for r in rows)} not verified")
-for dtype in ("bf16", "fp8"):
-    ratios = [by[(d, m, n, k, "eager")]["time_s"] / r["time_s"] for (d, m, n, k, mode), r in by.items()
-              if d == dtype and mode == "graph" and (d, m, n, k, "eager") in by]
-    if len(ratios) > 1:
-        q = statistics.quantiles(ratios, n=4)
-        print(f"{dtype}: eager / graph over {len(ratios)} shapes, quartiles {q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}")
-for (d, m, n, k, mode), r in sorted(by.items()):
-    if m in (1, 8192) and n == k == 8192:
-        print(f"{d:5s} {mode:5s} {m:5d} {n:5d} {k:5d} {r['time_s']*1e6:9.1f} us {r['flops_per_s']/1e12:7.1f} TFLOP/s")
-PY
 for f in "$out"/pkb-*/pkb-local.jsonl; do
   echo "$f: $(grep -c '"record": "point"' "$f") points, $(grep -c '"queued_s"' "$f") with queued device time"
 done
