@@ -226,16 +226,20 @@ class Catalog:
         return RawItem(kind, name, data, chain[0].path)
 
     def _carried(self, item: RawItem) -> RawItem:
-        """``item`` with ``compute.memory_ops`` filled from ``compute.memory_ops_from``'s device, where given."""
+        """``item`` with ``compute.memory_ops`` filled from ``compute.memory_ops_from``'s device, where given. A
+        device's own curves win: a file that extends a carrying device with measured ``memory_ops`` (``rooflib
+        calibrate``'s) keeps them, and its ``memory_ops_from`` is dropped."""
         compute = item.data.get("compute")
-        if not isinstance(compute, dict) or "memory_ops_from" not in compute:
+        if not isinstance(compute, dict) or compute.get("memory_ops_from") is None:
             return item
+        if compute.get("memory_ops") is not None:
+            data = copy.deepcopy(item.data)
+            del data["compute"]["memory_ops_from"]
+            return RawItem(item.kind, item.name, data, item.path)
         spec: DeviceSpec = validate("device", item.data, item.path)
         assert spec.compute is not None and spec.compute.memory_ops_from is not None
         src = spec.compute.memory_ops_from.device
         field_ = "compute.memory_ops_from.device"
-        if "memory_ops" in compute:
-            raise SpecError(item.path, [(field_, src, "give compute.memory_ops or compute.memory_ops_from, not both")])
         if src not in self.items["device"]:
             raise SpecError(item.path, [(field_, src, self._no_such("device", src))])
         src_compute = self._merged("device", src).data.get("compute")

@@ -2,6 +2,8 @@
 
 A device file may say ``compute: {memory_ops_from: {device: h200-sxm, source: ...}}`` instead of giving its own
 ``memory_ops``: the catalog then builds that device's curves from the named device's (:func:`port_memory_ops`).
+Curves of its own win (a file extending a carrying device with measured ``memory_ops``); ``memory_ops_from: null``
+in such a file switches the port off (the datasheet rule: ``hbm_efficiency``, no launch cost).
 
 Each measured point is a kernel moving ``b`` bytes in ``t = b / (BW_src x eff(b))``. Its time is split in two:
 

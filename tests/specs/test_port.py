@@ -118,12 +118,36 @@ def test_a_source_without_curves_is_refused(tmp_path: Path) -> None:
     ]
 
 
-def test_curves_and_a_source_together_are_refused(tmp_path: Path) -> None:
-    h200 = yaml.safe_load((builtin_data_dir("hardware") / "devices" / "h200-sxm.yaml").read_text(encoding="utf-8"))
-    ops = h200["compute"]["memory_ops"]
-    _device(tmp_path, memory_ops=ops, memory_ops_from={"device": "h200-sxm", "source": "assumption: x"})
-    _, problems = _problems(tmp_path)
-    assert problems[0][0] == "compute.memory_ops_from.device" and "not both" in problems[0][2]
+def test_a_device_extending_a_carrying_one_keeps_its_own_curves(tmp_path: Path) -> None:
+    """A user's H100 file with curves of its own (``rooflib calibrate``'s) extends the catalog's H100, which carries
+    the H200's: the own curves are used, the carried ones are not."""
+    add = {"points": [[1e6, 0.5], [1e9, 0.8]], "source": "measured: my H100"}
+    (tmp_path / "my-h100.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "kind": "device",
+                "name": "my-h100",
+                "extends": "h100-sxm5",
+                "compute": {"memory_ops": {"hbm": {"add": add}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    dev = Catalog.load([tmp_path]).device("my-h100")
+    assert dev.compute is not None and dev.compute.memory_ops is not None and dev.compute.memory_ops_from is None
+    assert (
+        set(dev.compute.memory_ops.hbm) == {"add"} and dev.compute.memory_ops.hbm["add"].source == "measured: my H100"
+    )
+    off = tmp_path / "off"
+    off.mkdir()
+    (off / "bare.yaml").write_text(
+        yaml.safe_dump(
+            {"kind": "device", "name": "bare", "extends": "h100-sxm5", "compute": {"memory_ops_from": None}}
+        ),
+        encoding="utf-8",
+    )
+    bare = Catalog.load([off]).device("bare")  # the port switched off: the datasheet rule
+    assert bare.compute is not None and bare.compute.memory_ops is None
 
 
 def test_a_misspelt_key_is_named(tmp_path: Path) -> None:
