@@ -62,12 +62,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rooflib.bench import pkb_values as values
 from rooflib.bench.pkb_profile import device_profile, host_profile
 from rooflib.bench.pkb_symmetric import install as install_fills
 from rooflib.bench.torch_common import Clocks, Sink, family_records, finish, l2_bytes, meta_record, recorded_keys
 from rooflib.bench.torch_timing import chained_times, groups_for, held_host_times, host_probe, stats
 
-__all__ = ["died_keys", "done_keys", "flatten", "main", "parser", "record_key"]
+__all__ = ["died_keys", "done_keys", "main", "parser", "record_key"]
 
 MULTICAST_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 KEY_FIELDS = ("problem", "mode", "world", "rank", "size", "dtype", "solution")
@@ -170,56 +171,6 @@ def _problems(root: Path, wanted: str) -> list[tuple[int, str, Path]]:
     return found
 
 
-def flatten(torch: Any, value: Any) -> list[Any]:
-    """The tensors of an output (a tensor, or nested tuples, lists and dicts of them), in order."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        return [t for k in sorted(value, key=str) for t in flatten(torch, value[k])]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in flatten(torch, v)]
-    return []
-
-
-def _clone(torch: Any, value: Any, device: Any = None) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone() if device is None else value.detach().to(device).clone()
-    if isinstance(value, list):
-        return [_clone(torch, v, device) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_clone(torch, v, device) for v in value)
-    if isinstance(value, torch.nn.Module):
-        import copy
-
-        m = copy.deepcopy(value)
-        return m.to(device) if device is not None else m
-    return value
-
-
-def _compare(torch: Any, got: Any, ref: Any, atol: float, rtol: float) -> tuple[bool, float]:
-    a, b = flatten(torch, got), flatten(torch, ref)
-    if len(a) != len(b):
-        return False, float("inf")
-    worst, ok = 0.0, True
-    for x, y in zip(a, b, strict=True):
-        if x.shape != y.shape:
-            return False, float("inf")
-        if x.numel() == 0:
-            continue
-        xf, yf = x.detach().float().cpu(), y.detach().float().cpu()
-        if xf.dtype.is_complex or yf.dtype.is_complex:
-            xf, yf = torch.view_as_real(x.detach().cpu()).float(), torch.view_as_real(y.detach().cpu()).float()
-        diff = (xf - yf).abs()
-        finite = torch.isfinite(diff)
-        worst = max(worst, float(diff[finite].max()) if bool(finite.any()) else 0.0)
-        ok = ok and bool(torch.allclose(xf, yf, atol=atol, rtol=rtol, equal_nan=True))
-    return ok, worst
-
-
-def _nbytes(torch: Any, args: Any) -> int:
-    return sum(int(t.numel() * t.element_size()) for t in flatten(torch, list(args)))
-
-
 PKB_MAX_GROUPS = 128
 """PKB's cap on input groups (``utils/performance.py``): with it, cycling them reads 3x the L2 down to inputs of
 1.4 MiB on an H200 (runs before session 15 capped at 64: 2.1x the L2 at 2 MiB)."""
@@ -230,10 +181,10 @@ def _time(torch: Any, dev: Any, fn: Callable[..., Any], args: tuple[Any, ...], a
     touched longest ago (from group ``iters`` on: cold in the L2, as PKB's timing makes every input), and with
     ``--held-first`` once more on groups 0, 1, ... (``queued_first_s``: the order runs before session 15 used,
     whose first groups the timing had touched 10-30 calls before)."""
-    groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=PKB_MAX_GROUPS)
-    copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
+    groups = groups_for(values.nbytes(torch, args), l2_bytes(torch, dev), cap=PKB_MAX_GROUPS)
+    copies = [args] + [values.clone(torch, args) for _ in range(groups - 1)]
     samples = chained_times(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
-    rec = {"groups": groups, "input_bytes": _nbytes(torch, args), **stats(samples), "warmup": a.warmup}
+    rec = {"groups": groups, "input_bytes": values.nbytes(torch, args), **stats(samples), "warmup": a.warmup}
     if a.host_calls and rec["time_s"]:
         first = a.iters
         held = held_host_times(torch, dev, lambda i: fn(*copies[(first + i) % groups]), a.host_calls, rec["time_s"])
@@ -260,13 +211,13 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
         if a.mode == "profile":
             return host_profile(torch, dev, lambda: fn(*args), a.warmup, a.iters)
         if a.mode == "kernels":  # PKB's input groups, cycled as the timing cycles them (cold L2)
-            groups = groups_for(_nbytes(torch, args), l2_bytes(torch, dev), cap=PKB_MAX_GROUPS)
-            copies = [args] + [_clone(torch, args) for _ in range(groups - 1)]
+            groups = groups_for(values.nbytes(torch, args), l2_bytes(torch, dev), cap=PKB_MAX_GROUPS)
+            copies = [args] + [values.clone(torch, args) for _ in range(groups - 1)]
             got = device_profile(torch, dev, lambda i: fn(*copies[i % groups]), a.warmup, a.iters)
-            return {"groups": groups, "input_bytes": _nbytes(torch, args), **got}
-        host_args = _clone(torch, args, torch.device("cpu"))
+            return {"groups": groups, "input_bytes": values.nbytes(torch, args), **got}
+        host_args = values.clone(torch, args, torch.device("cpu"))
         fills.reset()
-        out = fn(*_clone(torch, args))  # as PKB calls it: the references that need no autograd say so
+        out = fn(*values.clone(torch, args))  # as PKB calls it: the references that need no autograd say so
         per_call = fills.count
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
@@ -279,7 +230,7 @@ def _local(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref
             if a.check_seconds and a.device == "cuda":  # the host check's own budget: the timing is kept past it
                 signal.alarm(max(1, int(a.check_seconds)))
             ref = ref_fn(*host_args)
-            ok, err = _compare(torch, out, ref, a.atol, a.rtol)
+            ok, err = values.compare(torch, out, ref, a.atol, a.rtol)
             rec.update(verified=ok, check="host", max_abs_error=err)
         except Exception as exc:  # the reference cannot run on the host (Triton kernels): timed, not checked
             rec.update(verified=None, check="none", check_reason=f"{type(exc).__name__}: {exc}"[:200])
@@ -297,9 +248,9 @@ def _dist(torch: Any, a: argparse.Namespace, build: Any, pid: int, fn: Any, ref_
     dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank))) if a.device == "cuda" else torch.device("cpu")
     size = tuple(int(x) for x in a.size.lower().split("x"))
     args = tuple(build(rank, world, pid, size, getattr(torch, a.dtype), a.trial, dev))
-    out = fn(*_clone(torch, args))
-    ref = ref_fn(*_clone(torch, args))
-    ok, err = _compare(torch, out, ref, a.atol, a.rtol)
+    out = fn(*values.clone(torch, args))
+    ref = ref_fn(*values.clone(torch, args))
+    ok, err = values.compare(torch, out, ref, a.atol, a.rtol)
     dist.barrier()
     rec = _time(torch, dev, fn, args, a)
     check = "reference" if fn is not ref_fn else "repeat"
