@@ -10,12 +10,14 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
+from rooflib.bench.aiconfigurator_import import _data_root
 from rooflib.bench.aiconfigurator_tables import read_quantize_table
 from rooflib.bench.records import MeasurementError
 from rooflib.specs import default_catalog
 from rooflib.validate.public_memory import band_summary, quantize_frame
 
-DATA = Path(os.environ.get("ROOFLIB_AIC_DATA", "/work/aic/aiconfigurator_core/systems/data"))
+DATA = Path(os.environ.get("ROOFLIB_AIC_DATA") or _data_root() or "no-aiconfigurator-data")
+"""aiconfigurator's ``systems/data``: ``ROOFLIB_AIC_DATA``, else the installed package's."""
 
 
 def _table(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
