@@ -12,10 +12,12 @@ all-reduce tables), with :func:`rooflib.calibrate.library_tables.fit_library_tab
   sweep (``rooflib.validate.public_sweeps.AZURE_GB200_RING``: 4 GB200, ring all-reduce, sizes up to 1 MiB); its
   NVLS figures stay the NVL72-derived ones. NVIDIA aiconfigurator's B200 and GB200 tables are never read here.
 
-Each library is fitted up to :data:`ROUNDS` times, every round with the previous round's figures in the catalog (the
-protocol and algorithm NCCL's tuning picks per size follow them); the round that predicts the rows best is kept, if
-it beats the catalog's current figures by :data:`KEEP` points of median error, else the library's file is left as
-it is (and Blackwell's, derived from Hopper's, with Hopper's). A rerun on the tool's own output writes nothing.
+Each fit runs from ``--starts`` starts (default 4, :func:`~rooflib.calibrate.library_tables.fit_library_starts`)
+and keeps the lowest cost. Each library is fitted up to :data:`ROUNDS` times, every round with the previous
+round's figures in the catalog (the protocol and algorithm NCCL's tuning picks per size follow them); the round
+that predicts the rows best is kept, if it beats the catalog's current figures by :data:`KEEP` points of median
+error, else the library's file is left as it is (and Blackwell's, derived from Hopper's, with Hopper's). A rerun
+on the tool's own output writes nothing.
 Without ``--write`` the fitted figures are printed; with it the changed YAML files are rewritten.
 """
 
@@ -34,7 +36,7 @@ from rooflib.bench.aiconfigurator_tables import read_nccl_table
 from rooflib.calibrate.library_tables import apply_library, fit_latency_scale, fit_library_tables, nccl_tuning_held
 from rooflib.specs import load_system
 from rooflib.specs.systems import scale_latency
-from rooflib.validate.generalization import predict_nccl_rows
+from rooflib.validate.generalization import STARTS, predict_nccl_rows
 from rooflib.validate.public_sweeps import AZURE_GB200_RING, LATENCY_FIT_MAX_BYTES, sweep_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,14 +110,17 @@ KEEP = 0.05
 """Percentage points of median |error| a refit must gain on the catalog's current figures to replace them."""
 
 
-def fit_settled(lib: str, datasets: list[tuple[Any, pd.DataFrame]], source: str) -> dict[str, Any] | None:
-    """The library's figures: :data:`ROUNDS` refits at most, the best-predicting round kept; None where no round
-    predicts the rows better than the catalog's current figures by :data:`KEEP` (the file stays as it is)."""
+def fit_settled(
+    lib: str, datasets: list[tuple[Any, pd.DataFrame]], source: str, starts: int = STARTS
+) -> dict[str, Any] | None:
+    """The library's figures: :data:`ROUNDS` refits at most (each the lowest-cost of ``starts`` starts), the
+    best-predicting round kept; None where no round predicts the rows better than the catalog's current figures by
+    :data:`KEEP` (the file stays as it is)."""
     start = own_error(datasets, {})
     sys.stdout.write(f"{lib}: the catalog's figures, own {start:.2f} %\n")
     current, best, previous = datasets, None, None
     for r in range(ROUNDS):
-        result = fit_library_tables(current, source, held=nccl_tuning_held())
+        result = fit_library_tables(current, source, held=nccl_tuning_held(), starts=starts)
         err = own_error(datasets, result.overrides)
         sys.stdout.write(
             f"{lib} round {r + 1}: {result.n} rows, fit median {result.median_abs_pct:.1f} %, own {err:.2f} %\n"
@@ -133,7 +138,7 @@ def fit_settled(lib: str, datasets: list[tuple[Any, pd.DataFrame]], source: str)
     return best[1]
 
 
-def fit(data: Path) -> dict[str, dict[str, Any]]:
+def fit(data: Path, starts: int = STARTS) -> dict[str, dict[str, Any]]:
     out = {}
     for lib, (aics, catalogs) in FITS.items():
         datasets, versions = [], set()
@@ -141,7 +146,7 @@ def fit(data: Path) -> dict[str, dict[str, Any]]:
             rows, vers = nccl_rows(data / aic)
             versions.update(vers)
             datasets.append((load_system(catalog, gpus=int(rows["gpus"].max())), rows))
-        fitted = fit_settled(lib, datasets, source_of(aics, sorted(versions)))
+        fitted = fit_settled(lib, datasets, source_of(aics, sorted(versions)), starts)
         if fitted is not None:
             out[lib] = fitted
     if "nccl-ampere" in out:
@@ -210,12 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None, help="aiconfigurator_core/systems/data")
     ap.add_argument("--write", action="store_true", help="rewrite hardware/libraries/nccl-*.yaml")
+    ap.add_argument("--starts", type=int, default=STARTS, help=f"starts of each fit (default {STARTS})")
     args = ap.parse_args(argv)
     data = args.data or _data_root()
     if data is None or not data.is_dir():
         sys.stderr.write("error: no aiconfigurator data: pass --data .../aiconfigurator_core/systems/data\n")
         return 2
-    fitted = fit(data)
+    fitted = fit(data, args.starts)
     if args.write:
         write(fitted)
     else:

@@ -12,7 +12,8 @@ predictions with NVIDIA aiconfigurator's tables (:mod:`rooflib.bench.aiconfigura
   activation quantisation with the GEMM), grouped by dtype and shape class (:func:`gemm_class`).
 
 Fit-on-X / predict-Y matrices (:data:`SCENARIOS`, :func:`fit_and_predict`): the portable library figures are
-fitted on some systems' and GPU counts' rows (:func:`rooflib.calibrate.library_tables.fit_library_tables`) and
+fitted on some systems' and GPU counts' rows (:func:`rooflib.calibrate.library_tables.fit_library_starts`: from
+:data:`STARTS` starts, the lowest-cost fit predicts; the others give the answer's sensitivity to the start) and
 put onto the predicted system's datasheet hardware (:func:`~rooflib.calibrate.library_tables.apply_library`).
 
 Errors are signed ``predicted / measured - 1`` (negative: the model is too fast); summaries give the median and
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflib.calibrate.library_tables import apply_library, fit_library_tables, nccl_tuning_held
+from rooflib.calibrate.library_tables import apply_library, fit_library_starts, nccl_tuning_held
 from rooflib.collectives import predict_collective
 from rooflib.compute.gemm import gemm_times
 from rooflib.specs.resolve import System, load_system
@@ -37,7 +38,9 @@ __all__ = [
     "GEMM_CLASSES",
     "SCENARIOS",
     "SIZE_BANDS",
+    "STARTS",
     "Scenario",
+    "ScenarioFit",
     "fit_and_predict",
     "gemm_class",
     "predict_gemm_rows",
@@ -199,22 +202,50 @@ def _select(nccl: pd.DataFrame, sel: Selection) -> pd.DataFrame:
     return nccl[mask]
 
 
+@dataclass(frozen=True)
+class ScenarioFit:
+    """One fit-on-X / predict-Y scenario: the predictions of its lowest-cost fit, that fit's own median |error|
+    (percent) and, per start of the fit (lowest cost first), its cost, its own median and the median |error| of
+    each predicted system (``starts``: columns ``cost``, ``own``, then one per system label)."""
+
+    pred: pd.Series
+    own_median_pct: float
+    starts: pd.DataFrame
+
+
+STARTS = 4
+"""Starts of each scenario's fit (:func:`rooflib.calibrate.library_tables.fit_library_starts`)."""
+
+
 def fit_and_predict(
-    nccl: pd.DataFrame, scenario: Scenario, catalogs: Mapping[str, str], source: str = "fit"
-) -> tuple[pd.Series, float]:
+    nccl: pd.DataFrame, scenario: Scenario, catalogs: Mapping[str, str], source: str = "fit", *, starts: int = STARTS
+) -> ScenarioFit:
     """Predicted ``time_s`` of ``scenario.predict``'s rows of ``nccl`` (``system`` labels, ``op``, ``gpus``,
-    ``bytes``, ``time_s``) with library figures fitted on ``scenario.fit``'s rows; and the fit's own median |error|
-    (percent). ``catalogs`` maps a system label to its catalog system."""
+    ``bytes``, ``time_s``) with library figures fitted on ``scenario.fit``'s rows from ``starts`` starts: the
+    lowest-cost fit's predictions, and what every start's fit predicts. ``catalogs`` maps a system label to its
+    catalog system."""
     if {label for label, _ in scenario.fit} & {"B200", "GB200"}:
         raise ValueError("B200 and GB200 are the held-out test set: never fitted")
     datasets = []
     for fit_label, gpus in scenario.fit:
         rows = _select(nccl, ((fit_label, gpus),))
         datasets.append((load_system(catalogs[fit_label], gpus=int(rows["gpus"].max())), rows))
-    fitted = fit_library_tables(datasets, source, held=nccl_tuning_held())
+    fits = fit_library_starts(datasets, source, held=nccl_tuning_held(), starts=starts)
     target = _select(nccl, scenario.predict)
-    out = pd.Series(np.nan, index=target.index, dtype=float)
-    for label, grp in target.groupby("system"):
-        system = apply_library(load_system(catalogs[str(label)], gpus=int(grp["gpus"].max())), fitted.overrides)
-        out[grp.index] = predict_nccl_rows(system, grp)
-    return out, fitted.median_abs_pct
+    systems = {
+        str(label): load_system(catalogs[str(label)], gpus=int(grp["gpus"].max()))
+        for label, grp in target.groupby("system")
+    }
+    best = pd.Series(np.nan, index=target.index, dtype=float)
+    table = []
+    for i, fitted in enumerate(fits):
+        out = pd.Series(np.nan, index=target.index, dtype=float)
+        for label, grp in target.groupby("system"):
+            out[grp.index] = predict_nccl_rows(apply_library(systems[str(label)], fitted.overrides), grp)
+        err = (out / target["time_s"] - 1.0).abs() * 100.0
+        row = {"cost": fitted.cost, "own": fitted.median_abs_pct}
+        row.update({str(label): float(e.median()) for label, e in err.groupby(target["system"])})
+        table.append(row)
+        if i == 0:
+            best = out
+    return ScenarioFit(best, fits[0].median_abs_pct, pd.DataFrame(table))
