@@ -33,6 +33,7 @@ from rooflib.validate.generalization import (
     gemm_class,
     predict_gemm_rows,
     predict_nccl_rows,
+    scenario_fits,
     size_band,
     summarise,
 )
@@ -158,12 +159,14 @@ def scenarios(nccl: pd.DataFrame) -> dict[str, ScenarioFit]:
     """Add ``pred[<scenario>]`` columns (fit on X, predict Y: the lowest-cost of each fit's starts); returns each
     scenario's fits."""
     catalogs = {label: catalog for _, catalog, label, _ in SYSTEMS}
-    fits = {}
+    fits, shared = {}, {}
     for sc in SCENARIOS:
         t0 = time.perf_counter()
         col = f"pred[{sc.name}]"
         nccl[col] = np.nan
-        fits[sc.name] = fit_and_predict(nccl, sc, catalogs)
+        if sc.fit not in shared:  # H100 -> H200, B200, GB200 fit the same rows once
+            shared[sc.fit] = scenario_fits(nccl, sc, catalogs)
+        fits[sc.name] = fit_and_predict(nccl, sc, catalogs, fits=shared[sc.fit])
         nccl.loc[fits[sc.name].pred.index, col] = fits[sc.name].pred
         sys.stderr.write(f"{sc.name}: {time.perf_counter() - t0:.0f} s\n")
     return fits

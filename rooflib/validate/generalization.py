@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflib.calibrate.library_tables import apply_library, fit_library_starts, nccl_tuning_held
+from rooflib.calibrate.library_tables import TableFit, apply_library, fit_library_starts, nccl_tuning_held
 from rooflib.collectives import predict_collective
 from rooflib.compute.gemm import gemm_times
 from rooflib.specs.resolve import System, load_system
@@ -45,6 +45,7 @@ __all__ = [
     "gemm_class",
     "predict_gemm_rows",
     "predict_nccl_rows",
+    "scenario_fits",
     "size_band",
     "summarise",
 ]
@@ -217,20 +218,38 @@ STARTS = 4
 """Starts of each scenario's fit (:func:`rooflib.calibrate.library_tables.fit_library_starts`)."""
 
 
-def fit_and_predict(
+def scenario_fits(
     nccl: pd.DataFrame, scenario: Scenario, catalogs: Mapping[str, str], source: str = "fit", *, starts: int = STARTS
-) -> ScenarioFit:
-    """Predicted ``time_s`` of ``scenario.predict``'s rows of ``nccl`` (``system`` labels, ``op``, ``gpus``,
-    ``bytes``, ``time_s``) with library figures fitted on ``scenario.fit``'s rows from ``starts`` starts: the
-    lowest-cost fit's predictions, and what every start's fit predicts. ``catalogs`` maps a system label to its
-    catalog system."""
+) -> list[TableFit]:
+    """The library figures fitted on ``scenario.fit``'s rows of ``nccl`` from ``starts`` starts, lowest cost
+    first (:func:`rooflib.calibrate.library_tables.fit_library_starts`)."""
     if {label for label, _ in scenario.fit} & {"B200", "GB200"}:
         raise ValueError("B200 and GB200 are the held-out test set: never fitted")
     datasets = []
     for fit_label, gpus in scenario.fit:
         rows = _select(nccl, ((fit_label, gpus),))
         datasets.append((load_system(catalogs[fit_label], gpus=int(rows["gpus"].max())), rows))
-    fits = fit_library_starts(datasets, source, held=nccl_tuning_held(), starts=starts)
+    return fit_library_starts(datasets, source, held=nccl_tuning_held(), starts=starts)
+
+
+def fit_and_predict(
+    nccl: pd.DataFrame,
+    scenario: Scenario,
+    catalogs: Mapping[str, str],
+    source: str = "fit",
+    *,
+    starts: int = STARTS,
+    fits: Sequence[TableFit] | None = None,
+) -> ScenarioFit:
+    """Predicted ``time_s`` of ``scenario.predict``'s rows of ``nccl`` (``system`` labels, ``op``, ``gpus``,
+    ``bytes``, ``time_s``) with library figures fitted on ``scenario.fit``'s rows from ``starts`` starts (or the
+    given ``fits`` of those rows, lowest cost first: scenarios that fit the same rows share them): the
+    lowest-cost fit's predictions, and what every start's fit predicts. ``catalogs`` maps a system label to its
+    catalog system."""
+    if {label for label, _ in scenario.fit} & {"B200", "GB200"}:
+        raise ValueError("B200 and GB200 are the held-out test set: never fitted")
+    if fits is None:
+        fits = scenario_fits(nccl, scenario, catalogs, source, starts=starts)
     target = _select(nccl, scenario.predict)
     systems = {
         str(label): load_system(catalogs[str(label)], gpus=int(grp["gpus"].max()))
