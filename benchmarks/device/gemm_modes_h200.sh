@@ -20,7 +20,7 @@ echo "== exit $? in $SECONDS s"
 nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw --format=csv
 python3 - "$out/gemm-modes.jsonl" <<'PY'
 import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if '"gemm"' in l]
+rows = [r for r in map(json.loads, open(sys.argv[1])) if r.get("record") == "gemm"]
 by = {(r["dtype"], r["m"], r["n"], r["k"], r["mode"]): r for r in rows}
 print(f"{len(rows)} records, {sum(not r['verified'] for r in rows)} not verified")
 for dtype in ("bf16", "fp8"):

@@ -120,7 +120,7 @@ def test_report_tool_end_to_end_on_generated_tables(tmp_path: Path) -> None:
     ):
         fx.make_system(data, name, device, gpus=gpus)
     out = tmp_path / "docs"
-    assert tool.main(["--data", str(data), "--out", str(out)]) == 0
+    assert tool.main(["--data", str(data), "--out", str(out), "--starts", "1"]) == 0
     text = (out / "generalization.md").read_text()
     assert "| B200 | `hgx-b200` | test set: never fitted |" in text
     assert "| GB200 | `gb200-nvl72` | test set: never fitted |" in text
@@ -134,3 +134,18 @@ def test_report_tool_end_to_end_on_generated_tables(tmp_path: Path) -> None:
     assert set(summary["system"]) == {"A100", "H100", "H200", "B200", "GB200"}
     assert set(summary[summary["system"] == "GB200"]["gpus"]) == {2, 4}
     assert summary["median_abs_pct"].notna().all()
+    assert "| A100 2, 4 -> 8 | 1 |" in text  # every start of every scenario listed
+    assert "median over 1 start(s)" in text and "from 1 start (" in text
+
+
+def test_report_tool_refuses_an_out_that_is_not_a_folder_before_fitting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tool = _load("rooflib_generalization_report", ROOT / "tools" / "generalization_report.py")
+    data = tmp_path / "data"
+    data.mkdir()
+    out = tmp_path / "report.md"
+    out.write_text("not a folder")
+    assert tool.main(["--data", str(data), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --out ") and "report.md" in err and err.count("\n") == 1
