@@ -33,10 +33,16 @@ import yaml
 
 from rooflib.bench.aiconfigurator_import import _data_root, table_paths
 from rooflib.bench.aiconfigurator_tables import read_nccl_table
-from rooflib.calibrate.library_tables import apply_library, fit_latency_scale, fit_library_tables, nccl_tuning_held
+from rooflib.calibrate.library_tables import (
+    STARTS,
+    apply_library,
+    fit_latency_scale,
+    fit_library_tables,
+    nccl_tuning_held,
+)
 from rooflib.specs import load_system
 from rooflib.specs.systems import scale_latency
-from rooflib.validate.generalization import STARTS, predict_nccl_rows
+from rooflib.validate.generalization import predict_nccl_rows
 from rooflib.validate.public_sweeps import AZURE_GB200_RING, LATENCY_FIT_MAX_BYTES, sweep_rows
 
 ROOT = Path(__file__).resolve().parents[1]

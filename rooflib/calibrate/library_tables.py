@@ -39,6 +39,7 @@ from rooflib.specs.systems import scale_latency
 
 __all__ = [
     "RANKS",
+    "STARTS",
     "TableFit",
     "apply_library",
     "fit_latency_scale",
@@ -84,6 +85,9 @@ def nccl_tuning_held() -> dict[str, tuple[float, str]]:
     return {}
 
 
+STARTS = 4
+"""Starts of a fit where its spread over starts matters (the defaults tool, the generalisation scenarios)."""
+
 JITTER = 0.3
 """Spread of the extra starts of a fit (:func:`fit_library_starts`): each figure of the default start times
 ``exp(N(0, JITTER))``, inside its bounds."""
@@ -114,7 +118,7 @@ def fit_library_starts(
     *,
     max_nfev: int = 300,
     held: dict[str, tuple[float, str]] | None = None,
-    starts: int = 4,
+    starts: int = STARTS,
     seed: int = 0,
 ) -> list[TableFit]:
     """:func:`fit_library_tables` from ``starts`` starting points, lowest cost first.

@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rooflib.calibrate.library_tables import TableFit, apply_library, fit_library_starts, nccl_tuning_held
+from rooflib.calibrate.library_tables import (
+    STARTS,
+    TableFit,
+    apply_library,
+    fit_library_starts,
+    nccl_tuning_held,
+)
 from rooflib.collectives import predict_collective
 from rooflib.compute.gemm import gemm_times
 from rooflib.specs.resolve import System, load_system
@@ -214,10 +220,6 @@ class ScenarioFit:
     starts: pd.DataFrame
 
 
-STARTS = 4
-"""Starts of each scenario's fit (:func:`rooflib.calibrate.library_tables.fit_library_starts`)."""
-
-
 def scenario_fits(
     nccl: pd.DataFrame, scenario: Scenario, catalogs: Mapping[str, str], source: str = "fit", *, starts: int = STARTS
 ) -> list[TableFit]:
@@ -255,9 +257,8 @@ def fit_and_predict(
         str(label): load_system(catalogs[str(label)], gpus=int(grp["gpus"].max()))
         for label, grp in target.groupby("system")
     }
-    best = pd.Series(np.nan, index=target.index, dtype=float)
-    table = []
-    for i, fitted in enumerate(fits):
+    table, outs = [], []
+    for fitted in fits:
         out = pd.Series(np.nan, index=target.index, dtype=float)
         for label, grp in target.groupby("system"):
             out[grp.index] = predict_nccl_rows(apply_library(systems[str(label)], fitted.overrides), grp)
@@ -265,6 +266,5 @@ def fit_and_predict(
         row = {"cost": fitted.cost, "own": fitted.median_abs_pct}
         row.update({str(label): float(e.median()) for label, e in err.groupby(target["system"])})
         table.append(row)
-        if i == 0:
-            best = out
-    return ScenarioFit(best, fits[0].median_abs_pct, pd.DataFrame(table))
+        outs.append(out)
+    return ScenarioFit(outs[0], fits[0].median_abs_pct, pd.DataFrame(table))
