@@ -149,11 +149,11 @@ def _mix_exponent(rows: list[dict[str, Any]], ratios: dict[str, float]) -> float
 
 
 def _in_program(
-    suite_rows: list[dict[str, Any]], traced: dict[tuple[int, int], Any], leases: dict[str, Any]
+    suite_rows: list[dict[str, Any]], traced: dict[tuple[int, int], Any], leases: dict[str, Any], b: float | None = None
 ) -> float | None:
     """Each point of a lease with a mix record predicted once more with its same-lease host figures times
-    ``mix ratio ** b`` (what a program's ops cost over the tight loops', :func:`_mix_exponent`) and its probes'
-    drift (``program_s``, ``program_error``, ``program_factor``); returns ``b``."""
+    ``mix ratio ** b`` (what a program's ops cost over the tight loops', :func:`_mix_exponent` unless ``b`` is
+    given) and its probes' drift (``program_s``, ``program_error``, ``program_factor``); returns ``b``."""
     import dataclasses
 
     from rooflib.calibrate.host import scaled_host
@@ -161,7 +161,7 @@ def _in_program(
     from rooflib.trace.pkb_table import local_part
 
     ratios = {run: v["mix"] for run, v in leases.items() if v["mix"]}
-    b = _mix_exponent(suite_rows, ratios)
+    b = _mix_exponent(suite_rows, ratios) if b is None else b
     if b is None:
         return None
     for r in suite_rows:
@@ -204,11 +204,35 @@ def _pinned(run: Path) -> bool:
     return meta.get("record") == "meta" and (meta.get("cpu") or {}).get("usable") == 1
 
 
-def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any]], float | None]:
-    """The runs made with benchmarks/device/pkb_lease_h200.sh (runs/x1-lease*/): each problem predicted with the
-    host figures measured on the same lease minutes before it, with the catalog's, and (leases with a mix
-    record) with the same-lease figures as a program's ops cost them (:func:`_in_program`); also returns the
-    mix exponent."""
+def _predict_row(row: dict[str, Any], program: Any, lease: Any, base: Any) -> None:
+    """``row``'s part (``program``, traced) predicted with the same-lease host (where measured) and the catalog's:
+    ``lease_s``, ``catalog_s``, their host times and the bound."""
+    from rooflib.program import predict_program
+    from rooflib.trace.pkb_table import local_part
+
+    for tag, target in (("lease", lease), ("catalog", base)):
+        if target is None:
+            continue
+        pred = predict_program(local_part(program, target.device.host.ops, fake=True), target, gpus=1)
+        row[f"{tag}_s"], row[f"{tag}_host_s"] = pred.baseline_time_s, pred.host_time_s
+        row["bound_s"] = pred.bound_time_s
+
+
+def lease_section(
+    suite: Any,
+    runs: Path,
+    system: str = "hgx-h200",
+    pattern: str = "x1-lease*",
+    lease_device: bool = False,
+    mix_b: float | None = None,
+) -> tuple[list[str], list[dict[str, Any]], float | None]:
+    """The runs made with benchmarks/device/pkb_lease_h200.sh (``runs/<pattern>/``): each problem predicted on
+    the catalog's ``system`` (one GPU) with the host figures measured on the same lease minutes before it, with
+    the catalog's, and (leases with a mix record) with the same-lease figures as a program's ops cost them
+    (:func:`_in_program`); also returns the mix exponent (fitted on :data:`FIT_LEASES`, or ``mix_b`` where
+    given: fitted elsewhere). ``lease_device``: also the device time alone with the
+    device-side gaps the same lease measured (``lease_device_s``; ``kernel_gap``, ``queued_gap``,
+    ``queued_event`` of its host family)."""
     from rooflib.calibrate.host import mix_ratio, probe_reference
     from rooflib.errors import RooflibError
     from rooflib.program import predict_program
@@ -217,15 +241,16 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
     from rooflib.trace.pkb import trace_problem
     from rooflib.trace.pkb_table import local_part
 
-    h200 = load_system("hgx-h200", gpus=1)
-    bare = _device_only(h200)
+    base = load_system(system, gpus=1)
+    bare = _device_only(base)
     device_only: dict[tuple[int, int, tuple[int, ...]], float] = {}
     rows: list[dict[str, Any]] = []
     traced: dict[tuple[int, int, tuple[int, ...]], Any] = {}
     leases: dict[str, Any] = {}
-    for run in sorted((p for p in runs.glob("x1-lease*") if p.is_dir()), key=lambda p: (len(p.name), p.name)):
+    for run in sorted((p for p in runs.glob(pattern) if p.is_dir()), key=lambda p: (len(p.name), p.name)):
         recs = _host_records(run)  # none where the lease left the host family out (HOST=0): catalog host only
-        lease = _lease_system(h200, run, recs) if recs else None
+        lease = _lease_system(base, run, recs) if recs else None
+        lease_bare = _device_only(lease) if lease_device and lease is not None else None
         leases[run.name] = {"system": lease, "mix": mix_ratio(recs), "probe": probe_reference(recs)}
         pinned = _pinned(run)
         for label, rec in _lease_points(run):
@@ -237,33 +262,32 @@ def lease_section(suite: Any, runs: Path) -> tuple[list[str], list[dict[str, Any
             row.update(host_waits=rec.get("host_waits"), verified=rec.get("verified"), fills=rec.get("fills"))
             row["fill_s"], row["pinned"] = rec.get("fill_s"), pinned
             row["mix_ratio"], row["probe_s"] = leases[run.name]["mix"], rec.get("probe_s")
-            iteration = (lease or h200).device.host.iteration
+            iteration = (lease or base).device.host.iteration
             row["iteration_s"] = iteration.value if iteration is not None else None
             try:
                 if key not in traced:
                     traced[key] = lower(trace_problem(suite, key[0], size, world=key[1]))
-                for tag, system in (("lease", lease), ("catalog", h200)):
-                    if system is None:
-                        continue
-                    ops = system.device.host.ops
-                    pred = predict_program(local_part(traced[key], ops, fake=True), system, gpus=1)
-                    row[f"{tag}_s"], row[f"{tag}_host_s"] = pred.baseline_time_s, pred.host_time_s
-                    row["bound_s"] = pred.bound_time_s
+                _predict_row(row, traced[key], lease, base)
                 if key not in device_only:  # the device's time alone: eager, with no host cost
-                    part = local_part(traced[key], h200.device.host.ops, fake=True)
+                    part = local_part(traced[key], base.device.host.ops, fake=True)
                     device_only[key] = predict_program(part, bare, gpus=1).baseline_time_s
                 row["device_only_s"] = device_only[key]
+                if lease_bare is not None:
+                    part = local_part(traced[key], base.device.host.ops, fake=True)
+                    row["lease_device_s"] = predict_program(part, lease_bare, gpus=1).baseline_time_s
             except RooflibError as exc:
                 row["trace_error"] = str(exc)[:100]
             for tag in ("lease", "catalog"):
                 p = row.get(f"{tag}_s")
                 row[f"{tag}_error"] = p / row["measured_s"] - 1.0 if p and row["measured_s"] else None
             rows.append(row)
-    b = _in_program(rows, traced, leases)
+    b = _in_program(rows, traced, leases, mix_b)
     for r in rows:
         del r["rec"], r["key"]
-        q, g = r.get("queued_s"), r.get("device_only_s")
+        q, g, own = r.get("queued_s"), r.get("device_only_s"), r.get("lease_device_s")
         r["device_error"] = g / q - 1.0 if q and g else None
+        if own is not None:
+            r["lease_device_error"] = own / q - 1.0 if q and own else None
     lines = [
         "| problem | world | run | measured (us) | predicted, same-lease host (us) | error | as a program's ops "
         "(us) | error | predicted, catalog host (us) | error | host per call, measured (us) | host, predicted "

@@ -212,8 +212,8 @@ def attention(
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h100-sxm5")
     >>> c = attention(dev, 8, 16, 4096, 4096, 128, causal=True)
-    >>> c.bound, round(c.time_s * 1e3, 3)  # 0.55 TFLOP at 838 TFLOP/s (989 x the bf16 efficiency 0.8477)
-    ('compute', 0.656)
+    >>> c.bound, round(c.time_s * 1e3, 3)  # 0.55 TFLOP in 128-row blocks at 0.6025 of 989 TFLOP/s (the H200's)
+    ('compute', 1.022)
     """
     flops = attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal=causal, backward=backward)
     nbytes = attention_bytes(batch, heads, seq_q, seq_kv, head_dim, dtype, kv_heads=kv_heads, backward=backward)

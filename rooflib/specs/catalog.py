@@ -21,7 +21,7 @@ from rooflib.errors import SpecError, SpecFileError, UnknownNameError
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SOURCE_PREFIXES
 from rooflib.specs.interconnects import InterconnectSpec
-from rooflib.specs.port import port_memory_ops
+from rooflib.specs.port import port_memory_ops, port_model
 from rooflib.specs.systems import LibrarySpec, ProfileSpec, SystemSpec
 from rooflib.specs.yaml_files import load_yaml
 
@@ -226,28 +226,36 @@ class Catalog:
         return RawItem(kind, name, data, chain[0].path)
 
     def _carried(self, item: RawItem) -> RawItem:
-        """``item`` with ``compute.memory_ops`` filled from ``compute.memory_ops_from``'s device, where given. A
+        """``item`` with ``compute.memory_ops`` filled from ``compute.memory_ops_from``'s device, where given, and
+        the compute models that port names (``models``) taken from that device where the item has none. A
         device's own curves win: a file that extends a carrying device with measured ``memory_ops`` (``rooflib
         calibrate``'s) keeps them, and its ``memory_ops_from`` is dropped."""
         compute = item.data.get("compute")
         if not isinstance(compute, dict) or compute.get("memory_ops_from") is None:
             return item
-        if compute.get("memory_ops") is not None:
-            data = copy.deepcopy(item.data)
-            del data["compute"]["memory_ops_from"]
-            return RawItem(item.kind, item.name, data, item.path)
         spec: DeviceSpec = validate("device", item.data, item.path)
         assert spec.compute is not None and spec.compute.memory_ops_from is not None
-        src = spec.compute.memory_ops_from.device
+        port = spec.compute.memory_ops_from
         field_ = "compute.memory_ops_from.device"
-        if src not in self.items["device"]:
-            raise SpecError(item.path, [(field_, src, self._no_such("device", src))])
-        src_compute = self._merged("device", src).data.get("compute")
-        if not isinstance(src_compute, dict) or "memory_ops" not in src_compute:
-            raise SpecError(item.path, [(field_, src, "that device has no measured compute.memory_ops of its own")])
-        note = spec.compute.memory_ops_from.source
+        if port.device not in self.items["device"]:
+            raise SpecError(item.path, [(field_, port.device, self._no_such("device", port.device))])
+        src_compute = self._merged("device", port.device).data.get("compute")
+        src_compute = src_compute if isinstance(src_compute, dict) else {}
         data = copy.deepcopy(item.data)
-        data["compute"]["memory_ops"] = port_memory_ops(self.device(src), spec.hbm_bandwidth.value, note)
+        for model in port.models:
+            if compute.get(model) is not None:
+                continue
+            if src_compute.get(model) is None:
+                problem = ("compute.memory_ops_from.models", model, f"device {port.device} has no compute.{model}")
+                raise SpecError(item.path, [problem])
+            data["compute"][model] = port_model(src_compute[model], port.device, port.source)
+        if compute.get("memory_ops") is not None:
+            del data["compute"]["memory_ops_from"]
+            return RawItem(item.kind, item.name, data, item.path)
+        if "memory_ops" not in src_compute:
+            msg = "that device has no measured compute.memory_ops of its own"
+            raise SpecError(item.path, [(field_, port.device, msg)])
+        data["compute"]["memory_ops"] = port_memory_ops(self.device(port.device), spec.hbm_bandwidth.value, port.source)
         return RawItem(item.kind, item.name, data, item.path)
 
     def _no_such(self, kind: str, name: str) -> str:

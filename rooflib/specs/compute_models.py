@@ -24,7 +24,7 @@ YAML (``hardware/devices/h200-sxm.yaml``)::
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -262,12 +262,20 @@ class AttentionModelSpec(SpecModel):
         return self
 
 
+CarriedModel = Literal["sgemm", "attention"]
+"""Compute models a device may carry as they are from the device it carries its memory-op curves from."""
+
+
 class PortSpec(SpecModel):
     """Where a device's memory-op curves come from when it has none measured: another catalog device's, carried
-    to this one's HBM rate (:mod:`rooflib.specs.port`)."""
+    to this one's HBM rate (:mod:`rooflib.specs.port`); ``models`` names the compute models that device measured
+    which this one takes as they are (the same SMs at the same clocks: CUDA-core fp32 GEMMs, attention)."""
 
     device: str = Field(min_length=1, description="the catalog device whose measured memory_ops are carried")
     source: str = Field(min_length=1, description="why that device stands for this one")
+    models: tuple[CarriedModel, ...] = Field(
+        (), description="compute models of that device carried as they are, where this device has none of its own"
+    )
 
 
 class ComputeModels(SpecModel):

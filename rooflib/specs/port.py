@@ -40,7 +40,7 @@ from typing import Any
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SizeCurve
 
-__all__ = ["NOT_PORTED", "port_curve", "port_memory_ops"]
+__all__ = ["NOT_PORTED", "port_curve", "port_memory_ops", "port_model"]
 
 NOT_PORTED = frozenset({"gemm", "attention"})
 """Memory curves tied to the source device's own GEMM and attention kernels: the target's GEMM and attention
@@ -58,6 +58,24 @@ def port_curve(points: tuple[tuple[float, float], ...], src_bw: float, dst_bw: f
         ported = max((t - stream) + stream * src_bw / dst_bw, last)
         last = ported
         out.append([b, min(1.0, b / (dst_bw * ported))])
+    return out
+
+
+def port_model(block: Any, source: str, note: str) -> Any:
+    """A compute model's YAML block (``sgemm``, ``attention``) of device ``source`` as another device carries it:
+    the same figures, each figure's source saying it was carried, from which device, with ``note``."""
+    if isinstance(block, list):
+        return [port_model(x, source, note) for x in block]
+    if not isinstance(block, dict):
+        return block
+    out = {k: port_model(v, source, note) for k, v in block.items()}
+    if isinstance(block.get("source"), str):
+        out["source"] = f"derived: {source}'s figure carried as it is (rooflib.specs.port); {note}"
+        origin = f"from: {block['source']}"
+        if "value" in block:  # a figure: the original source goes in its note
+            out["note"] = origin + (f"; {block['note']}" if block.get("note") else "")
+        else:  # a block whose source stands for its figures: the original source follows
+            out["source"] += f" ({origin})"
     return out
 
 

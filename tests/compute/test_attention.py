@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rooflib.compute import BACKWARD_FLOP_RATIO, ComputeError, attention, attention_bytes, attention_flops
-from rooflib.specs import DeviceSpec
+from rooflib.specs import DeviceSpec, default_catalog
 
 
 def test_forward_flops_match_flashattention() -> None:
@@ -46,28 +46,46 @@ def test_grouped_query_attention_shrinks_kv() -> None:
         attention_bytes(1, 32, 1, 8192, 128, kv_heads=5)
 
 
-def test_long_prefill_is_compute_bound(h100_spec: DeviceSpec) -> None:
-    c = attention(h100_spec, 4, 32, 8192, 8192, 128, causal=True)
+@pytest.fixture
+def datasheet_h100(h100_spec: DeviceSpec) -> DeviceSpec:
+    """The H100 without an attention model: the datasheet rule (the bf16 GEMM share of the tensor peak)."""
+    assert h100_spec.compute is not None
+    return h100_spec.model_copy(update={"compute": h100_spec.compute.model_copy(update={"attention": None})})
+
+
+def test_long_prefill_is_compute_bound(datasheet_h100: DeviceSpec) -> None:
+    c = attention(datasheet_h100, 4, 32, 8192, 8192, 128, causal=True)
     assert c.bound == "compute"
     assert c.unit == "tensor"
-    assert c.time_s == pytest.approx(c.flops / (989e12 * h100_spec.gemm_efficiency("bf16")))
+    assert c.time_s == pytest.approx(c.flops / (989e12 * datasheet_h100.gemm_efficiency("bf16")))
 
 
-def test_decode_is_memory_bound(h100_spec: DeviceSpec) -> None:
-    c = attention(h100_spec, 16, 32, 1, 8192, 128, kv_heads=8)
+def test_h100_carries_the_h200_attention_model(h100_spec: DeviceSpec) -> None:
+    # the same SMs at the same clock: the block model measured on the H200 gives the same prefill time on the H100
+    h200 = default_catalog().device("h200-sxm")
+    assert h100_spec.compute is not None and h100_spec.compute.attention is not None
+    assert h100_spec.compute.attention.source.startswith("derived: h200-sxm's figure carried")
+    here = attention(h100_spec, 4, 32, 8192, 8192, 128, causal=True)
+    there = attention(h200, 4, 32, 8192, 8192, 128, causal=True)
+    assert here.time_s == pytest.approx(there.time_s)
+    assert here.time_s > here.flops / (989e12 * 0.6025)  # its measured fwd-causal-128 share, plus block overheads
+
+
+def test_decode_is_memory_bound(datasheet_h100: DeviceSpec) -> None:
+    c = attention(datasheet_h100, 16, 32, 1, 8192, 128, kv_heads=8)
     assert c.bound == "memory"
-    assert c.time_s == pytest.approx(c.hbm_bytes / (3.35e12 * h100_spec.hbm_efficiency.value))
+    assert c.time_s == pytest.approx(c.hbm_bytes / (3.35e12 * datasheet_h100.hbm_efficiency.value))
 
 
-def test_backward_takes_two_and_a_half_times_as_long(h100_spec: DeviceSpec) -> None:
-    fwd = attention(h100_spec, 4, 32, 8192, 8192, 128)
-    bwd = attention(h100_spec, 4, 32, 8192, 8192, 128, backward=True)
+def test_backward_takes_two_and_a_half_times_as_long(datasheet_h100: DeviceSpec) -> None:
+    fwd = attention(datasheet_h100, 4, 32, 8192, 8192, 128)
+    bwd = attention(datasheet_h100, 4, 32, 8192, 8192, 128, backward=True)
     assert bwd.time_s / fwd.time_s == pytest.approx(2.5)
 
 
-def test_half_the_sms_double_the_time(h100_spec: DeviceSpec) -> None:
-    full = attention(h100_spec, 4, 32, 8192, 8192, 128)
-    assert attention(h100_spec, 4, 32, 8192, 8192, 128, sms=66).time_s == pytest.approx(2 * full.time_s)
+def test_half_the_sms_double_the_time(datasheet_h100: DeviceSpec) -> None:
+    full = attention(datasheet_h100, 4, 32, 8192, 8192, 128)
+    assert attention(datasheet_h100, 4, 32, 8192, 8192, 128, sms=66).time_s == pytest.approx(2 * full.time_s)
 
 
 def test_attention_dtype_checked(a100_spec: DeviceSpec) -> None:

@@ -84,6 +84,41 @@ def test_h100_programs_cost_their_small_kernels() -> None:
     assert t100 is not None and t100 > 4e-7 and t100 == pytest.approx(t200, rel=1e-3)
 
 
+def test_the_h100_carries_the_h200_sgemm_and_attention_models() -> None:
+    """The same SMs at the same clock: the H100 takes the H200's measured CUDA-core fp32 GEMM and attention models
+    as they are, every figure sourced as carried with the measured source in its note."""
+    h100, h200 = CATALOG.device("h100-sxm5").compute, CATALOG.device("h200-sxm").compute
+    assert h100 is not None and h200 is not None and h100.memory_ops_from is not None
+    assert h100.memory_ops_from.models == ("sgemm", "attention")
+    for name in ("sgemm", "attention"):
+        here, there = getattr(h100, name), getattr(h200, name)
+        assert here is not None and there is not None
+        assert here.kernel_fixed.value == there.kernel_fixed.value
+        assert here.kernel_fixed.source.startswith("derived: h200-sxm's figure carried as it is")
+        assert here.kernel_fixed.note.startswith(f"from: {there.kernel_fixed.source}")
+    assert h100.sgemm is not None and h200.sgemm is not None
+    assert h100.sgemm.efficiency.value == h200.sgemm.efficiency.value  # type: ignore[union-attr]
+    assert h100.attention is not None and h200.attention is not None
+    assert h100.attention.efficiency == h200.attention.efficiency
+    assert h100.attention.source.endswith(f"(from: {h200.attention.source})")
+
+
+def test_a_device_keeps_its_own_model(tmp_path: Path) -> None:
+    attention = {
+        "block_q": 64,
+        "block_kv": 64,
+        "kernel_fixed": {"value": "3 us", "source": "measured: my GPU"},
+        "efficiency": {"fwd-causal-128": 0.5},
+        "source": "measured: my GPU",
+    }
+    port = {"device": "h200-sxm", "source": "assumption: x", "models": ["sgemm", "attention"]}
+    _device(tmp_path, memory_ops_from=port, attention=attention)
+    dev = Catalog.load([tmp_path]).device("my-gpu").compute
+    assert dev is not None and dev.attention is not None and dev.sgemm is not None
+    assert dev.attention.source == "measured: my GPU" and dev.attention.block_q == 64
+    assert dev.sgemm.kernel_fixed.source.startswith("derived: h200-sxm's figure carried")
+
+
 # --- bad input -----------------------------------------------------------------------------------------------
 
 
@@ -148,6 +183,19 @@ def test_a_device_extending_a_carrying_one_keeps_its_own_curves(tmp_path: Path) 
     )
     bare = Catalog.load([off]).device("bare")  # the port switched off: the datasheet rule
     assert bare.compute is not None and bare.compute.memory_ops is None
+
+
+def test_a_model_the_source_lacks_is_named(tmp_path: Path) -> None:
+    path = _device(tmp_path, memory_ops_from={"device": "b200", "source": "assumption: x", "models": ["sgemm"]})
+    file, problems = _problems(tmp_path)
+    assert file == str(path)
+    assert problems == [("compute.memory_ops_from.models", "sgemm", "device b200 has no compute.sgemm")]
+
+
+def test_a_misspelt_model_is_named(tmp_path: Path) -> None:
+    _device(tmp_path, memory_ops_from={"device": "h200-sxm", "source": "assumption: x", "models": ["sgem"]})
+    _, problems = _problems(tmp_path)
+    assert problems == [("compute.memory_ops_from.models[0]", "sgem", "Input should be 'sgemm' or 'attention'")]
 
 
 def test_a_misspelt_key_is_named(tmp_path: Path) -> None:
