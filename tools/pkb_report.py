@@ -415,7 +415,8 @@ def sizes_section(rows: list[dict[str, Any]]) -> list[str]:
         "20, 15 and 10 s: past them a point is timed and not checked, `verified` -). x1-lease-24 (2026-12-04,",
         "session 16): 2048x2048, worlds 8, 4 and 2, no host family, a size no earlier run measured, taken after",
         "the model changes of sessions 15 and 16 (the model of session 16's start: 11.4 % median on it), and",
-        "x1-lease-25 the same at 3072x3072, not a power of two (10.5 % then).",
+        "x1-lease-25 the same at 3072x3072, not a power of two (10.5 % then). x1-lease-26 (2026-12-05, session 22):",
+        "the full protocol again (host family, then worlds 8, 4 and 2 at 1024x1024), a lease no figure was fitted on.",
         "",
         f"- device time, queued, against the predicted device time ({', '.join(leases) or 'no leases'}):",
     ]
