@@ -19,13 +19,14 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # pkb_report, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "validation" / "h100" / "runs"
@@ -35,8 +36,8 @@ H200_DEVICE = {"1024x1024": 7.0, "4096x4096": 7.1, "8192x8192": 6.7}
 """The H200's device-time medians (%, docs/validation/pkb/README.md, session 16) for comparison: fitted there."""
 
 
-def _gemm_runs(name: str) -> pd.DataFrame:
-    path = RUNS / name / "gemm-modes.jsonl"
+def _gemm_runs(path: Path) -> pd.DataFrame:
+    """The ``gemm`` records of a ``gemm_graph_worker`` file; every output must have passed its check."""
     with open(path) as fh:
         frame = pd.DataFrame([r for r in map(json.loads, fh) if r.get("record") == "gemm"])
     if not frame["verified"].all():
@@ -59,7 +60,8 @@ def gemm_section(data: Path | None) -> list[str]:
     from rooflib.compute.gemm import gemm_times
     from rooflib.specs import default_catalog
 
-    first, second = _gemm_runs("x1-gemm-modes"), _gemm_runs("x1-gemm-modes-2")
+    first = _gemm_runs(RUNS / "x1-gemm-modes" / "gemm-modes.jsonl")
+    second = _gemm_runs(RUNS / "x1-gemm-modes-2" / "gemm-modes.jsonl")
     graph = first[first["mode"] == "graph"]
     eager = first[first["mode"] == "eager"]
     modes = graph.merge(eager, on=KEYS, suffixes=("", "_eager"))
@@ -175,17 +177,9 @@ def duty_section() -> list[str]:
     """The same graph-replayed GEMM grid timed briefly (aiconfigurator's way) and for ten and forty times as long
     (runs/x1-gemm-duty): what a GPU held at its power limit does to a large GEMM."""
     run = RUNS / "x1-gemm-duty"
-
-    def frame(name: str) -> pd.DataFrame:
-        with open(run / name) as fh:
-            f = pd.DataFrame([r for r in map(json.loads, fh) if r.get("record") == "gemm"])
-        if not f["verified"].all():
-            raise SystemExit(f"{run / name}: outputs failed their check")
-        return f
-
-    burst = frame("burst.jsonl")
-    both = burst.merge(frame("sustained.jsonl"), on=KEYS, suffixes=("", "_10x"))
-    both = both.merge(frame("sustained-long.jsonl"), on=KEYS, how="left", suffixes=("", "_40x"))
+    burst = _gemm_runs(run / "burst.jsonl")
+    both = burst.merge(_gemm_runs(run / "sustained.jsonl"), on=KEYS, suffixes=("", "_10x"))
+    both = both.merge(_gemm_runs(run / "sustained-long.jsonl"), on=KEYS, how="left", suffixes=("", "_40x"))
     big = both["m"] * both["n"] * both["k"] >= 2**36
     lines = [
         "## A large GEMM's time depends on how long the GPU has been busy",
@@ -213,22 +207,15 @@ def duty_section() -> list[str]:
     return lines
 
 
-def _summary(rows: list[dict[str, Any]], key: str) -> str:
-    e = [r[key] for r in rows if r.get(key) is not None]
-    if not e:
-        return "no points"
-    med, signed = statistics.median(abs(x) for x in e), statistics.median(e)
-    within = sum(abs(x) <= 0.10 for x in e)
-    return f"{len(e)} points, median |error| {100 * med:.1f} %, median {100 * signed:+.1f} %, {within} within 10 %"
-
-
 def _gaps(run: Path) -> str:
     """The device-side gaps a lease's host family measured (``rooflib.calibrate.host.fit_host``), against the
     catalog's (carried from the H200)."""
+    from pkb_report import _host_records
+
     from rooflib.calibrate.host import fit_host
     from rooflib.specs import load_system
 
-    fit = fit_host(json.loads(line) for f in sorted(run.glob("host*.jsonl")) for line in f.read_text().splitlines())
+    fit = fit_host(_host_records(run))
     host = load_system("hgx-h100", gpus=1).device.host
     out = []
     for name in ("kernel_gap", "queued_gap", "queued_event"):
@@ -241,8 +228,7 @@ def _gaps(run: Path) -> str:
 def pkb_section(pkb: str) -> tuple[list[str], list[dict[str, Any]]]:
     """Every PKB point predicted on hgx-h100 (one GPU): the device time alone against the held calls' queued
     device time, PKB's timing with the catalog's host figures and (x1-pkb-lease) with the lease's own."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from pkb_report import BANDS, lease_section
+    from pkb_report import BANDS, _summary, lease_section
 
     from rooflib.trace.pkb import open_suite
 

@@ -268,12 +268,12 @@ def lease_section(
                 if key not in traced:
                     traced[key] = lower(trace_problem(suite, key[0], size, world=key[1]))
                 _predict_row(row, traced[key], lease, base)
+                need = key not in device_only or lease_bare is not None
+                part = local_part(traced[key], base.device.host.ops, fake=True) if need else None
                 if key not in device_only:  # the device's time alone: eager, with no host cost
-                    part = local_part(traced[key], base.device.host.ops, fake=True)
                     device_only[key] = predict_program(part, bare, gpus=1).baseline_time_s
                 row["device_only_s"] = device_only[key]
                 if lease_bare is not None:
-                    part = local_part(traced[key], base.device.host.ops, fake=True)
                     row["lease_device_s"] = predict_program(part, lease_bare, gpus=1).baseline_time_s
             except RooflibError as exc:
                 row["trace_error"] = str(exc)[:100]
