@@ -5,14 +5,17 @@ docs/validation/h200/gemm_graph.md.
     python tools/gemm_graph_report.py --data .../aiconfigurator_core/systems/data
 
 Runs: docs/validation/h200/runs/x1-gemm-graph (``gemm-graph.jsonl`` and a second pass ``gemm-graph-repeat.jsonl``,
-one lease). Errors are ``predicted / measured - 1`` (or ``table / ours - 1``), in percent.
+one lease); x1-gemm-modes and x1-gemm-clocks (a later lease: eager against graph, the compute worker's grid
+against the graph worker's, SM clock and power). Errors are ``predicted / measured - 1`` (or ``table / ours - 1``), in percent.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,6 +100,7 @@ def report(data: Path) -> str:
         f"timed GEMM; the H200 block was fitted on them) against these, on the {len(match)} shapes both hold:",
         f"{_stats(ratio[big])} for m n k >= 2^36 ({int(big.sum())}), {_stats(ratio[~big])} for the rest.",
     ]
+    lines += ["", *power_section(device)]
     lines += [
         "",
         "Reading: the table measures what we measure (bf16 within a few per cent), so its rows stand for this GPU;",
@@ -107,6 +111,97 @@ def report(data: Path) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _gemm_file(path: Path) -> pd.DataFrame:
+    """The ``gemm`` records of a ``gemm_graph_worker`` file, every output checked."""
+    with open(path) as fh:
+        frame = pd.DataFrame([r for r in map(json.loads, fh) if r.get("record") == "gemm"])
+    if not frame["verified"].all():
+        raise SystemExit(f"{path}: {int((~frame['verified']).sum())} outputs failed their check")
+    return frame
+
+
+def _compute_gemms(run: Path) -> pd.DataFrame:
+    """The verified GEMM rows of a ``compute_worker --part gemm`` results folder."""
+    from rooflib.calibrate.compute import compute_rows, load_runs
+
+    rows = compute_rows(load_runs([run]))
+    rows = rows[rows["op"] == "gemm"].copy()
+    return rows.astype({"m": int, "n": int, "k": int})
+
+
+def _phase_clocks(run: Path, labels: tuple[str, ...]) -> list[str]:
+    """Per phase between consecutive marks of ``phases.txt`` (epoch seconds), named by ``labels``: the SM clock
+    of the 100 ms samples above 400 W and the highest power."""
+    import datetime
+    import itertools
+
+    marks = [(name, float(t)) for name, t in (line.split() for line in (run / "phases.txt").read_text().splitlines())]
+    samples = []
+    for line in (run / "clocks.csv").read_text().splitlines():
+        stamp, sm, watts, _ = (x.strip() for x in line.split(","))
+        when = datetime.datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+        samples.append((when.timestamp(), float(sm.split()[0]), float(watts.split()[0])))
+    out = []
+    for label, ((_, start), (_, end)) in zip(labels, itertools.pairwise(marks), strict=True):
+        sel = [(sm, w) for t, sm, w in samples if start <= t <= end]
+        busy = [sm for sm, w in sel if w > 400]
+        clock = (
+            "no sample above 400 W"
+            if not busy
+            else "SM clock p10 / median / p90 above 400 W {:.0f} / {:.0f} / {:.0f} MHz".format(
+                *np.percentile(busy, [10, 50, 90])
+            )
+        )
+        out.append(f"{label}: up to {max(w for _, w in sel):.0f} W, {clock}")
+    return out
+
+
+def power_section(device: Any) -> list[str]:
+    """runs/x1-gemm-modes and x1-gemm-clocks (one lease, 2026-12-05): eager against graph, the two workers
+    against each other and their earlier leases, the model against both, and the clocks during each."""
+    modes = _gemm_file(RUNS.parent / "x1-gemm-modes" / "gemm-modes.jsonl")
+    graph = modes[modes["mode"] == "graph"]
+    paired = graph.merge(modes[modes["mode"] == "eager"], on=KEYS, suffixes=("", "_eager"))
+    clocks = RUNS.parent / "x1-gemm-clocks"
+    again = _gemm_file(clocks / "gemm-modes-2.jsonl")
+    again = again[again["mode"] == "graph"].merge(graph, on=KEYS, suffixes=("", "_first"))
+    earlier = runs("gemm-graph.jsonl").merge(graph, on=KEYS, suffixes=("_old", ""))
+    worker = _compute_gemms(clocks)
+    before = _compute_gemms(RUNS.parent / "x1-compute").merge(worker, on=KEYS, suffixes=("_old", ""))
+    both = worker.merge(graph[[*KEYS, "time_s"]], on=KEYS, suffixes=("", "_graph"))
+    big = both["m"] * both["n"] * both["k"] >= 2**36
+    pct = lambda a, b: (a / b - 1) * 100  # noqa: E731
+    large = _stats(pct(both["time_s"][big], both["time_s_graph"][big]))
+    rest = _stats(pct(both["time_s"][~big], both["time_s_graph"][~big]))
+    lines = [
+        "## Eager against graph, and the GPU's power (runs/x1-gemm-modes, x1-gemm-clocks; 2026-12-05)",
+        "",
+        "One lease: `benchmarks/device/gemm_modes_h200.sh` (graph-replayed and eagerly queued), then the compute",
+        "worker's grid and the graph worker again with the SM clock and power sampled every 100 ms (the READMEs",
+        "there give the commands). Cells as above.",
+        "",
+    ]
+    for dtype, g in paired.groupby("dtype"):
+        q = statistics.quantiles(g["time_s_eager"] / g["time_s"], n=4)  # as gemm_modes_h200.sh prints them
+        lines.append(f"- {dtype}: eager over graph time, quartiles {q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}")
+    lines += [
+        f"- graph worker, same lease, second pass against the first: "
+        f"{_stats(pct(again['time_s'], again['time_s_first']))}; "
+        f"against runs/x1-gemm-graph (an earlier lease): {_stats(pct(earlier['time_s'], earlier['time_s_old']))}",
+        f"- compute worker against runs/x1-compute (the grid the H200 block was fitted on, an earlier lease): "
+        f"{_stats(pct(before['time_s'], before['time_s_old']))} ({len(before)} points)",
+        f"- compute worker against the graph worker, same lease: m n k >= 2^36 {large} ({int(big.sum())}), "
+        f"the rest {rest} ({int((~big).sum())})",
+    ]
+    for name, f in (("graph worker", graph), ("compute worker", worker)):
+        for dtype, g in f.groupby("dtype"):
+            m, n, k = (g[c].to_numpy(dtype=np.int64) for c in ("m", "n", "k"))
+            pred = gemm_times(device, m, n, k, str(dtype))
+            lines.append(f"- the catalog's H200 block against the {name}, {dtype}: {_stats(pct(pred, g['time_s']))}")
+    lines += [f"- clocks, {text}" for text in _phase_clocks(clocks, ("compute worker", "graph worker"))]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
