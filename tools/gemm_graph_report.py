@@ -6,7 +6,8 @@ docs/validation/h200/gemm_graph.md.
 
 Runs: docs/validation/h200/runs/x1-gemm-graph (``gemm-graph.jsonl`` and a second pass ``gemm-graph-repeat.jsonl``,
 one lease); x1-gemm-modes and x1-gemm-clocks (a later lease: eager against graph, the compute worker's grid
-against the graph worker's, SM clock and power). Errors are ``predicted / measured - 1`` (or ``table / ours - 1``), in percent.
+against the graph worker's, SM clock and power). Errors are ``predicted / measured - 1`` (or ``table / ours - 1``),
+in percent.
 """
 
 from __future__ import annotations
