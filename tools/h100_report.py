@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,21 +27,14 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pkb_report, beside this file
 
+from gemm_graph_report import _gemm_file  # beside this file (the path above)
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "validation" / "h100" / "runs"
 OUT = ROOT / "docs" / "validation" / "h100"
 KEYS = ["dtype", "m", "n", "k"]
 H200_DEVICE = {"1024x1024": 7.0, "4096x4096": 7.1, "8192x8192": 6.7}
 """The H200's device-time medians (%, docs/validation/pkb/README.md, session 16) for comparison: fitted there."""
-
-
-def _gemm_runs(path: Path) -> pd.DataFrame:
-    """The ``gemm`` records of a ``gemm_graph_worker`` file; every output must have passed its check."""
-    with open(path) as fh:
-        frame = pd.DataFrame([r for r in map(json.loads, fh) if r.get("record") == "gemm"])
-    if not frame["verified"].all():
-        raise SystemExit(f"{path}: {int((~frame['verified']).sum())} outputs failed their check")
-    return frame
 
 
 def _stats(err: Any) -> str:
@@ -60,8 +52,8 @@ def gemm_section(data: Path | None) -> list[str]:
     from rooflib.compute.gemm import gemm_times
     from rooflib.specs import default_catalog
 
-    first = _gemm_runs(RUNS / "x1-gemm-modes" / "gemm-modes.jsonl")
-    second = _gemm_runs(RUNS / "x1-gemm-modes-2" / "gemm-modes.jsonl")
+    first = _gemm_file(RUNS / "x1-gemm-modes" / "gemm-modes.jsonl")
+    second = _gemm_file(RUNS / "x1-gemm-modes-2" / "gemm-modes.jsonl")
     graph = first[first["mode"] == "graph"]
     eager = first[first["mode"] == "eager"]
     modes = graph.merge(eager, on=KEYS, suffixes=("", "_eager"))
@@ -177,9 +169,9 @@ def duty_section() -> list[str]:
     """The same graph-replayed GEMM grid timed briefly (aiconfigurator's way) and for ten and forty times as long
     (runs/x1-gemm-duty): what a GPU held at its power limit does to a large GEMM."""
     run = RUNS / "x1-gemm-duty"
-    burst = _gemm_runs(run / "burst.jsonl")
-    both = burst.merge(_gemm_runs(run / "sustained.jsonl"), on=KEYS, suffixes=("", "_10x"))
-    both = both.merge(_gemm_runs(run / "sustained-long.jsonl"), on=KEYS, how="left", suffixes=("", "_40x"))
+    burst = _gemm_file(run / "burst.jsonl")
+    both = burst.merge(_gemm_file(run / "sustained.jsonl"), on=KEYS, suffixes=("", "_10x"))
+    both = both.merge(_gemm_file(run / "sustained-long.jsonl"), on=KEYS, how="left", suffixes=("", "_40x"))
     big = both["m"] * both["n"] * both["k"] >= 2**36
     lines = [
         "## A large GEMM's time depends on how long the GPU has been busy",
