@@ -6,7 +6,7 @@
 # back to back for 4 s from idle, timed in batches: the ramp from the burst clock to the power-limited one).
 # From the repository root there (the pydantic wheels as .wheels):
 #   bash benchmarks/device/gemm_duty.sh
-# Writes $OUT/{burst,sustained,sustained-long}.jsonl, ramp.jsonl, their logs, clocks.csv and phases.txt (epoch
+# Writes $OUT/{burst,sustained,sustained-long}.jsonl, ramp.jsonl, logs.tgz (their logs), clocks.csv and phases.txt (epoch
 # seconds at each phase's start). Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 set anyway).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -34,6 +34,7 @@ phase end
 kill $smi
 echo "== done in $SECONDS s"
 cat "$out/ramp.log"
+(cd "$out" && tar czf logs.tgz ./*.log && rm -f ./*.log)  # the device tool returns at most 8 files
 python3 - "$out" <<'PY'
 import json, statistics, sys
 d = sys.argv[1]
