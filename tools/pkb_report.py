@@ -109,6 +109,17 @@ def _lease_system(system: Any, run: Path, recs: list[dict[str, Any]]) -> Any:
     return dataclasses.replace(system, device=system.device.model_copy(update={"host": host}))
 
 
+def _burst(system: Any) -> Any:
+    """``system`` with its GEMMs at the burst rate (``rooflib.compute.gemm.at_burst``): a lease times each part
+    for 40 calls, and its device time for 10 after an idle wait, well under the 0.1 s of large GEMMs that bring a
+    GPU to its power limit (docs/validation/duty.md)."""
+    import dataclasses
+
+    from rooflib.compute.gemm import at_burst
+
+    return dataclasses.replace(system, device=at_burst(system.device))
+
+
 def _device_only(system: Any) -> Any:
     """``system`` with a host that costs nothing (no op's issue, no loop iteration): a program's eager time on it
     is the device's time alone (its kernels and the gaps between queued kernels, ``queued_gap`` where measured)."""
@@ -241,7 +252,7 @@ def lease_section(
     from rooflib.trace.pkb import trace_problem
     from rooflib.trace.pkb_table import local_part
 
-    base = load_system(system, gpus=1)
+    base = _burst(load_system(system, gpus=1))
     bare = _device_only(base)
     device_only: dict[tuple[int, int, tuple[int, ...]], float] = {}
     rows: list[dict[str, Any]] = []

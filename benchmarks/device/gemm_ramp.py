@@ -6,8 +6,9 @@ seconds from idle, timed in batches, so each batch's rate is a point on the ramp
 Per case (dtype and m = n = k): fresh random normal inputs, weight copies cycled past twice the L2 (as the graph
 worker does), one output buffer per copy; the GPU idles ``--idle`` seconds, then ``--seconds`` of back-to-back
 GEMMs are timed in batches of ``--batch`` GEMMs between CUDA events recorded on the stream (no host sync inside
-the run, so the GPU never waits on the host); the first and last copies' outputs are checked against an fp32
-product (bf16 < 2e-2, fp8 < 1e-1 relative Frobenius error). Records: one ``meta``; one ``ramp`` per case with
+the run, so the GPU never waits on the host; a batch holds enough GEMMs for about 1 ms); the first and last
+copies' outputs are checked against an fp32 product (bf16 < 2e-2, fp8 < 1e-1 relative Frobenius error).
+Records: one ``meta``; one ``ramp`` per case with
 ``t_s`` (batch end since the run's start, from the events), ``batch_s`` (each batch's time per GEMM), the medians
 of the first 20 ms and of the last second, and ``verified``. A rerun appends only the cases its file lacks.
 """
@@ -53,6 +54,7 @@ def run_case(torch: Any, dtype: str, size: int, seconds: float, batch: int, idle
     outs = [_gemm(torch, dtype, a, w) for w in ws]  # warm the kernels once (a few ms)
     torch.cuda.synchronize()
     est = 2.0 * size**3 / (1e15 if dtype == "bf16" else 2e15)
+    batch = max(batch, int(1e-3 / est))  # at least about 1 ms a batch: a few thousand points a case
     batches = max(4, int(seconds / (est * batch)))
     time.sleep(idle)
     events = [torch.cuda.Event(enable_timing=True) for _ in range(batches + 1)]

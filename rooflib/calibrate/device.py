@@ -81,6 +81,7 @@ def operand_latency(rows: pd.DataFrame) -> float | None:
 
 
 def _gemm(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> None:
+    """The launch cost and the (burst: a few products from idle, ``rooflib.families.gemm``) efficiencies."""
     if "dtype" not in frame or "m" not in frame:
         return
     rows = frame[(frame["family"] == "gemm") & frame["verified"] & frame["m"].notna()]
@@ -94,14 +95,14 @@ def _gemm(fit: Fit, frame: pd.DataFrame, system: System, source: str) -> None:
     tiny = rows[(flops <= 2 * 1024**3) & modelled]  # a dtype the device lacks (fp8 on an A100) has no model
     launch = dev.kernel_launch.value
     if not tiny.empty:
-        model = [gemm(dev, int(m), int(n), int(k), str(d)).time_s for m, n, k, d in _shapes(tiny)]
+        model = [gemm(dev, int(m), int(n), int(k), str(d), duty="burst").time_s for m, n, k, d in _shapes(tiny)]
         launch = float(np.median(tiny["time_s"].astype(float).to_numpy() - np.asarray(model)))
         fit.set("device.kernel_launch", max(0.0, launch) * 1e6, source, "us")
     for dtype, grp in rows[flops >= 2 * 4096**3].groupby("dtype"):
         if dev.tensor_peak(str(dtype)) is None:  # type: ignore[arg-type]
             continue
         ratios = [
-            gemm(dev, int(m), int(n), int(k), str(d)).time_s / (float(t) - launch)
+            gemm(dev, int(m), int(n), int(k), str(d), duty="burst").time_s / (float(t) - launch)
             for (m, n, k, d), t in zip(_shapes(grp), grp["time_s"], strict=True)
         ]
         eff = min(1.0, dev.gemm_efficiency(str(dtype)) * float(np.median(ratios)))

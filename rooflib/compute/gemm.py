@@ -29,6 +29,15 @@ measured on a large GEMM and so already holds a little wave quantisation; quanti
 3% for 8192^3 on H100), which errs on the slow side; the measured model's efficiency is fitted with its
 quantisation (:mod:`rooflib.calibrate.compute_kernels`).
 
+**Duty** (``duty``): a GPU that has run large GEMMs back to back for about 0.1 s reaches its power limit and
+lowers its clock; a tensor-core GEMM then runs at the block's ``sustained_share`` of the rate it reaches from
+idle (measured on an H100: 0.86, docs/validation/h100/runs/x1-gemm-duty*). The GEMM blocks are fitted on
+burst timings (NVIDIA's tables replay each GEMM a few times from idle); ``duty="sustained"`` (the default: a
+program's steps keep the GPU busy) charges the share, ``duty="burst"`` predicts a table's rows, and
+:func:`at_burst` gives a device whose every GEMM runs at the burst rate (for a program timed briefly from
+idle). Only the tensor rate changes: a memory-bound GEMM keeps its time. ``ideal=True`` ignores the duty (a
+bound).
+
 GEMMs run on tensor cores for every dtype except ``fp32``, which runs on CUDA cores (SGEMM); ask for ``tf32``
 for a tensor-core fp32 GEMM. A device with ``compute.sgemm`` (the H200: fitted on runs/x1-sgemm) chooses the
 tiles of those by that model, at its own efficiency of the CUDA-core peak; a batch of small matrices never packs
@@ -42,6 +51,7 @@ fp4 inputs.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +72,10 @@ from rooflib.compute.tiling import (
 from rooflib.specs.devices import DeviceSpec, DType, GemmTile
 
 __all__ = [
+    "DUTIES",
+    "Duty",
+    "at_burst",
+    "duty_rates",
     "gemm",
     "gemm_bytes",
     "gemm_flops",
@@ -72,6 +86,45 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+Duty = Literal["burst", "sustained"]
+DUTIES: tuple[Duty, ...] = ("burst", "sustained")
+
+
+def duty_rates(device: DeviceSpec, rates: Rates, duty: str) -> Rates:
+    """``rates`` under ``duty``: for ``"sustained"``, a derated tensor rate times the device's GEMM block's
+    ``sustained_share`` (where it has one); otherwise ``rates`` unchanged.
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> burst = Rates.from_device(dev, "bf16", "tensor")
+    >>> round(duty_rates(dev, burst, "sustained").flops_per_s / burst.flops_per_s, 3)
+    0.864
+    """
+    if duty not in DUTIES:
+        raise ComputeError(f"duty must be one of {', '.join(DUTIES)}, got {duty!r}")
+    model = device.compute.gemm if device.compute is not None else None
+    if duty == "burst" or rates.unit != "tensor" or not rates.derated or model is None:
+        return rates
+    if model.sustained_share is None:
+        return rates
+    return replace(rates, flops_per_s=rates.flops_per_s * model.sustained_share.value)
+
+
+def at_burst(device: DeviceSpec) -> DeviceSpec:
+    """``device`` as it runs from idle: its GEMM block without ``sustained_share``, so everything that costs a
+    GEMM the default way (programs, traces) gets the burst rate. For measurements short enough that the GPU
+    never reaches its power limit (a few calls after an idle wait, under about 0.1 s of large GEMMs).
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h100-sxm5")
+    >>> round(gemm(dev, 8192, 8192, 8192).time_s / gemm(at_burst(dev), 8192, 8192, 8192).time_s, 3)
+    1.154
+    """
+    model = device.compute.gemm if device.compute is not None else None
+    if model is None or model.sustained_share is None or device.compute is None:
+        return device
+    compute = device.compute.model_copy(update={"gemm": model.model_copy(update={"sustained_share": None})})
+    return device.model_copy(update={"compute": compute})
 
 
 def gemm_unit(dtype: str) -> Unit:
@@ -274,16 +327,19 @@ def gemm(
     ideal: bool = False,
     derate: bool = True,
     quantize_activations: bool = False,
+    duty: Duty = "sustained",
 ) -> ComputeCost:
     """Cost of ``batch`` GEMMs ``[m, k] @ [k, n]`` in ``dtype`` on ``sms`` SMs of ``device`` (SI units).
 
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h100-sxm5")
-    >>> c = gemm(dev, 8192, 8192, 8192)
-    >>> c.bound, round(c.time_s * 1e3, 2), round(gemm(dev, 8192, 8192, 8192, ideal=True).time_s * 1e3, 2)
-    ('compute', 1.36, 1.31)
+    >>> c = gemm(dev, 8192, 8192, 8192)  # in a program: the GPU at its power limit
+    >>> c.bound, round(c.time_s * 1e3, 2), round(gemm(dev, 8192, 8192, 8192, duty="burst").time_s * 1e3, 2)
+    ('compute', 1.57, 1.36)
+    >>> round(gemm(dev, 8192, 8192, 8192, ideal=True).time_s * 1e3, 2)
+    1.31
     """
-    cost = _gemm_cost(device, m, n, k, dtype, sms, tile, batch, out_dtype, split_k, ideal, derate)
+    cost = _gemm_cost(device, m, n, k, dtype, sms, tile, batch, out_dtype, split_k, ideal, derate, duty)
     if not quantize_activations or ideal:
         return cost
     extra = float(quantize_time(device, m, k, dtype, batch=batch)[()])
@@ -303,9 +359,11 @@ def _gemm_cost(
     split_k: int | None,
     ideal: bool,
     derate: bool,
+    duty: str = "sustained",
 ) -> ComputeCost:
     dt = check_dtype(dtype)
     rates = Rates.from_device(device, dt, gemm_unit(dt), sms=sms, derate=derate)
+    timed = duty_rates(device, rates, duty)
     flops = gemm_flops(m, n, k, batch=batch)
     nbytes = gemm_bytes(m, n, k, dt, out_dtype=out_dtype, batch=batch)
     if ideal:
@@ -314,7 +372,7 @@ def _gemm_cost(
     at = _memory_rates(device, rates, nbytes)
     assert isinstance(at, Rates)
     memory_s = np.asarray(nbytes / at.bytes_per_s)
-    chosen = _choice(device, dt, rates, _checked(m, n, k, batch), tile, split_k, out_dtype, memory_s)
+    chosen = _choice(device, dt, timed, _checked(m, n, k, batch), tile, split_k, out_dtype, memory_s)
     if chosen is not None:
         fixed = float(chosen.fixed_s[()])
         if fixed > 0:  # fixed costs serial to the memory side: an overhead, so a memory-bound GEMM says so
@@ -322,7 +380,7 @@ def _gemm_cost(
             return cost.with_overhead(fixed)
         return roofline_cost(flops, nbytes, at, compute_s=float(chosen.compute_s[()]), dtype=rates.dtype)
     q = gemm_quantization(device, m, n, k, sms=rates.sms, tile=tile, batch=batch, split_k=split_k, dtype=dt)
-    return roofline_cost(flops, nbytes, rates, compute_s=q.executed_flops / rates.flops_per_s)
+    return roofline_cost(flops, nbytes, timed, compute_s=q.executed_flops / timed.flops_per_s)
 
 
 def gemm_times(
@@ -340,6 +398,7 @@ def gemm_times(
     ideal: bool = False,
     derate: bool = True,
     quantize_activations: bool = False,
+    duty: Duty = "sustained",
 ) -> FloatArray:
     """Vectorised :func:`gemm`: ``time_s`` for arrays of ``m``, ``n``, ``k`` (broadcast together), in seconds.
 
@@ -352,6 +411,7 @@ def gemm_times(
     dt = check_dtype(dtype)
     out = _out_dtype(dt, out_dtype)
     rates = Rates.from_device(device, dt, gemm_unit(dt), sms=sms, derate=derate)
+    timed = duty_rates(device, rates, duty)
     shape = resolve_tile(device, tile)
     mm, nn, kk, bb = np.broadcast_arrays(as_shape("m", m), as_shape("n", n), as_shape("k", k), as_shape("batch", batch))
     mf, nf, kf, bf = (x.astype(np.float64) for x in (mm, nn, kk, bb))
@@ -363,13 +423,13 @@ def gemm_times(
     else:
         at = _memory_rates(device, rates, nbytes)
         at_rate = at.bytes_per_s if isinstance(at, Rates) else at
-        chosen = _choice(device, dt, rates, (mm, nn, kk, bb), tile, split_k, out_dtype, nbytes / at_rate)
+        chosen = _choice(device, dt, timed, (mm, nn, kk, bb), tile, split_k, out_dtype, nbytes / at_rate)
         if chosen is not None:
             compute_s = chosen.compute_s
             memory_rate_ = at_rate
         else:
             plan = plan_tiles(mm, nn, kk, bb, shape, rates.sms, split_k)
-            compute_s = plan.waves * plan.unit_flops / rates.flops_per_sm_per_s
+            compute_s = plan.waves * plan.unit_flops / timed.flops_per_sm_per_s
     result: FloatArray = np.maximum(compute_s, nbytes / memory_rate_)
     if quantize_activations and not ideal:
         result = result + quantize_time(device, mm, kk, dt, batch=bb)

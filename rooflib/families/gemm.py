@@ -1,7 +1,8 @@
 """``gemm``: cuBLAS GEMMs through torch (``rooflib.bench.gemm_worker``), bf16 and fp8, each product timed alone,
 and a torch copy for the HBM rate; aiconfigurator's GEMM tables join this family when imported.
 
-Prediction: :func:`rooflib.compute.gemm` (tile and wave quantisation) plus one ``kernel_launch`` per timed
+Prediction: :func:`rooflib.compute.gemm` (tile and wave quantisation) at burst clocks (a row's ``duty``, where it
+has one, else ``"burst"``: every writer times a few repeats from idle) plus one ``kernel_launch`` per timed
 product; ``torch_copy``: bytes moved over the achievable HBM rate; dtypes the device has no tensor peak for have
 no model. Fit: :func:`rooflib.calibrate.device.fit_device`.
 """
@@ -47,7 +48,11 @@ def predict(system: System, rows: pd.DataFrame) -> pd.Series:
             continue
         # aiconfigurator's tables time TRT-LLM's fp8 / nvfp4 activation quantisation with the GEMM, in a CUDA graph
         imported = row.get("source") == "aiconfigurator"
-        cost = gemm(system.device, int(row["m"]), int(row["n"]), int(row["k"]), dtype, quantize_activations=imported)
+        # every writer of these rows (the tables, gemm_worker, gemm_graph_worker) times a few repeats from idle:
+        # burst clocks, unless the row says otherwise
+        duty = str(row.get("duty") or "burst")
+        m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
+        cost = gemm(system.device, m, n, k, dtype, quantize_activations=imported, duty=duty)  # type: ignore[arg-type]
         graphed = row.get("mode") == "graph"
         out[idx] = cost.time_s if graphed else cost.with_overhead(system.device.kernel_launch.value).time_s
     return out

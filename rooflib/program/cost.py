@@ -63,7 +63,7 @@ from rooflib.errors import UnknownNameError
 from rooflib.program.ir import Op, ProgramError
 from rooflib.schedule.stage import direct_egress
 from rooflib.schedule.traffic import comm_lower_bound
-from rooflib.specs.compute_models import KERNEL_OP_KINDS
+from rooflib.specs.compute_models import KERNEL_OP_KINDS, program_floor
 from rooflib.specs.resolve import System
 from rooflib.topology import topology_of
 
@@ -222,7 +222,7 @@ def _elementwise(system: System, op: Op) -> OpCost:
     flops = float(op.params.get("flops_per_element", 1.0))
     real = elementwise(dev, n, dt, reads=reads, writes=writes, flops_per_element=flops)
     ideal = elementwise(dev, n, dt, reads=reads, writes=writes, flops_per_element=flops, derate=False)
-    cost = _compute(real, ideal, system)
+    cost = _with_program_floor(system, op, _compute(real, ideal, system))
     curve = op.params.get("curve")
     if curve is not None:  # a measured op class (fill, scan, FFT): its curve's time at the bytes it counts
         if curve not in KERNEL_OP_KINDS:
@@ -232,6 +232,19 @@ def _elementwise(system: System, op: Op) -> OpCost:
         if got is not None:
             return replace(cost, device_s=max(got, real.compute_s))
     return cost
+
+
+def _with_program_floor(system: System, op: Op, cost: OpCost) -> OpCost:
+    """``cost`` no faster than its launch's program floor (``programs`` of ``warps`` warps, a Triton kernel's grid:
+    :func:`rooflib.specs.compute_models.program_floor`), where the op and the device give one."""
+    models = system.device.compute
+    if op.params.get("programs") is None or models is None or models.programs is None:
+        return cost
+    programs, warps = _int(op, "programs"), _int(op, "warps", 4)
+    if programs < 0 or warps < 1:
+        raise ProgramError(f"op {op.name!r}: programs must be >= 0 and warps >= 1, got {programs}, {warps}")
+    floor = program_floor(models.programs, int(system.device.sms.value), programs, warps)
+    return replace(cost, device_s=max(cost.device_s, floor))
 
 
 def _norm(system: System, op: Op) -> OpCost:

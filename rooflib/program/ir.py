@@ -67,7 +67,8 @@ class Op:
       ``backward``); variable lengths: ``seq_lens`` (each sequence's length, self-attention; then no batch or
       seq), or ``varlen`` (lengths unknown: ``batch`` sequences of at most ``seq_q`` each);
     - ``elementwise``: ``op`` (add, mul, gelu, silu, swiglu, copy) or ``reads, writes, flops_per_element``,
-      ``elements``, ``dtype``;
+      ``elements``, ``dtype``; a kernel of many small programs (a Triton grid) also ``programs`` and ``warps``
+      (= 4): no faster than the device's program floor (``compute.programs``);
     - ``norm``: ``op`` (rmsnorm, layernorm, softmax), ``rows, cols``, ``dtype``;
     - ``reduction``: ``elements`` in, ``outputs`` out, ``dtype`` (sum, mean, max, cross-entropy's log-sum-exp);
     - ``copy``: ``bytes`` read and written once (casts, cat, contiguous, clone);

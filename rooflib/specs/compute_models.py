@@ -5,9 +5,12 @@
   (``op@cols``);
   ``l2_resident``: the time with operands already in L2 over the time from HBM, by bytes moved;
 - ``gemm``: the candidate tiles of a tuned GEMM library (the model picks the fastest per shape, as cuBLAS's
-  heuristics do), the split-K factors it may use, the operand rate its mainloops draw on, and fixed costs;
+  heuristics do), the split-K factors it may use, the operand rate its mainloops draw on, fixed costs, and the
+  share of the tensor rate left at the power limit (``sustained_share``);
 - ``attention``: flash-attention query and key block sizes, the achieved share of the tensor peak per head size,
-  mask and direction, and a fixed cost per kernel.
+  mask and direction, and a fixed cost per kernel;
+- ``programs``: how long a small program (a Triton block) holds its SM slot, and the residency limits that set how
+  many run at once: the floor of a launch of many small programs.
 
 YAML (``hardware/devices/h200-sxm.yaml``)::
 
@@ -39,8 +42,10 @@ __all__ = [
     "GemmTiles",
     "MemoryOpsSpec",
     "PortSpec",
+    "ProgramSlotsSpec",
     "attention_key",
     "curve_key",
+    "program_floor",
 ]
 
 KERNEL_OP_KINDS = (
@@ -204,6 +209,13 @@ class GemmModelSpec(SpecModel):
         description="share of the unit's peak the mainloop reaches, for a model whose dtype has no "
         "dtype_efficiency of its own (the CUDA-core fp32 GEMMs of ``sgemm``); none: the device's dtype efficiency",
     )
+    sustained_share: Fraction | None = Field(
+        None,
+        description="share of the block's tensor rate a GEMM keeps once the GPU has run at its power limit for a "
+        "while (about 0.1 s of back-to-back large GEMMs): the block's figures are fitted on burst timings "
+        "(NVIDIA's tables: a few replays from idle), programs run sustained (``duty``); none: no measured "
+        "difference, sustained = burst",
+    )
     quantize: dict[str, Duration] = Field(
         default_factory=dict,
         description="fixed device time of the activation quantisation a framework runs before a GEMM of this dtype "
@@ -262,8 +274,34 @@ class AttentionModelSpec(SpecModel):
         return self
 
 
-CarriedModel = Literal["sgemm", "attention"]
+CarriedModel = Literal["sgemm", "attention", "programs"]
 """Compute models a device may carry as they are from the device it carries its memory-op curves from."""
+
+
+class ProgramSlotsSpec(SpecModel):
+    """Kernels of many small programs (a Triton launch of a grid of blocks): an SM holds at most
+    ``min(blocks_per_sm, warps_per_sm // warps)`` programs at once and each holds its slot about ``time`` (its
+    loads' latency and its stores' issue) however few bytes it moves, so P programs take at least
+    ``P / (SMs x slots) x time`` (:func:`program_floor`)."""
+
+    time: Duration = Field(description="how long one small program holds its SM slot")
+    blocks_per_sm: WholeNumber = Field(ge=1, description="resident programs (thread blocks) per SM at most")
+    warps_per_sm: WholeNumber = Field(ge=1, description="resident warps per SM at most")
+    source: str = Field(min_length=1, description="where the residency limits come from")
+
+    def slots(self, warps: int) -> int:
+        """Programs of ``warps`` warps resident on one SM at once (at least one).
+
+        >>> ProgramSlotsSpec(time={"value": "1 us", "source": "s"}, blocks_per_sm=32, warps_per_sm=64,
+        ...                  source="s").slots(4)
+        16
+        """
+        return max(1, min(int(self.blocks_per_sm), int(self.warps_per_sm) // max(1, int(warps))))
+
+
+def program_floor(spec: ProgramSlotsSpec, sms: int, programs: int, warps: int) -> float:
+    """Seconds a launch of ``programs`` programs of ``warps`` warps takes at least on ``sms`` SMs."""
+    return float(programs) / (float(sms) * spec.slots(warps)) * spec.time.value
 
 
 class PortSpec(SpecModel):
@@ -288,3 +326,6 @@ class ComputeModels(SpecModel):
         None, description="fp32 GEMMs on CUDA cores (TF32 off, PyTorch's default): the same tile model, its own tiles"
     )
     attention: AttentionModelSpec | None = None
+    programs: ProgramSlotsSpec | None = Field(
+        None, description="the floor of a launch of many small programs (Triton kernels whose grid is known)"
+    )

@@ -234,10 +234,16 @@ class Recorder:
             index = self.add("aten._to_copy", {"self": src, "non_blocking": non_blocking})
             self.calls[index] = replace(self.calls[index], outputs=(dst,))
 
-    def launch(self, kernel: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-        """A kernel launch torch does not see (``triton.kernel``: its tensors and values)."""
+    def launch(
+        self, kernel: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], programs: int | None = None
+    ) -> None:
+        """A kernel launch torch does not see (``triton.kernel``: its tensors and values, and how many programs
+        its grid runs where known)."""
         if self.active and not self.suppress:
-            self.add("triton.kernel", {"kernel": kernel, "args": self.convert(args), **self.convert(dict(kwargs))})
+            params = {"kernel": kernel, "args": self.convert(args), **self.convert(dict(kwargs))}
+            if programs is not None:
+                params["programs"] = programs
+            self.add("triton.kernel", params)
 
     def wait_work(self, work: Any) -> None:
         """``Work.wait()`` of an earlier collective (patched onto the fake process group's work objects)."""

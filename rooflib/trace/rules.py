@@ -27,7 +27,8 @@ index              gathers (index_select, gather, embedding, index, take): bytes
                    its measured class (:mod:`rooflib.trace.indexing`)
 sort               sort, topk, kthvalue, msort
 elementwise        ``triton.kernel`` (a Triton launch, :mod:`rooflib.trace.triton_stub`): a streaming kernel touching
-                   each of its tensor arguments once
+                   each of its tensor arguments once, no faster than its grid's program floor where the grid is
+                   known (``programs``, ``warps``: :class:`rooflib.specs.compute_models.ProgramSlotsSpec`)
 sync               _local_scalar_dense (``.item()``, ``.tolist()``, ``bool(t)``), ``torch.cuda.synchronize``;
                    and before the pieces of an op whose output size depends on values (nonzero, masked_select,
                    unique, bincount, boolean-mask indexing, repeat_interleave of a tensor): :func:`value_sized`
@@ -239,6 +240,9 @@ def _kernel(call: Call, ctx: Context) -> list[Piece]:
     dtype = model_dtype(main)
     touched = round_half_up(sum(t.nbytes for t in tensors) / (main.numel * SIZES[dtype]))
     params = {"reads": max(0, touched - 1), "writes": 1, "flops_per_element": 1.0, "elements": main.numel}
+    programs = call.arg("programs", None)
+    if programs is not None:  # the grid's program count and warps (Triton's default: 4): the launch's floor
+        params.update(programs=int(programs), warps=int(call.arg("num_warps", 4)))
     return [Piece("elementwise", {**params, "dtype": dtype}, f"triton.{call.arg('kernel', 'kernel')}")]
 
 

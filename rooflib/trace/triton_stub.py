@@ -3,7 +3,8 @@
 A program that launches a ``@triton.jit`` kernel (``kernel[grid](x, y, BLOCK=128)``) imports and runs with this
 stand-in  (only the ``import triton`` statements run while :func:`stub_triton` is active see it, so torch's own
 check for Triton is not fooled): the launch computes nothing and is recorded as one ``triton.kernel`` call whose
-arguments are the launch's tensors (lowered as a streaming kernel over them, :mod:`rooflib.trace.rules`).
+arguments are the launch's tensors (lowered as a streaming kernel over them, :mod:`rooflib.trace.rules`), its
+program count where the grid is whole numbers (``programs``) and its keyword arguments (``num_warps``).
 ``triton.language`` answers every attribute (``tl.constexpr`` annotations, ``tl.float32``) with a placeholder.
 """
 
@@ -44,12 +45,33 @@ class _Kernel:
 
             rec = active_recorder()
             if rec is not None:
-                rec.launch(self.__name__, args, kwargs)
+                rec.launch(self.__name__, args, kwargs, programs=programs(grid, kwargs))
 
         return launch
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
+
+
+def programs(grid: Any, meta: dict[str, Any]) -> int | None:
+    """How many programs a launch runs: the product of its grid (a tuple of up to three whole numbers, or a
+    function of the launch's keyword arguments returning one); None where the grid is not whole numbers.
+
+    >>> programs((4096,), {}), programs(lambda meta: (8, meta["N"] // 128), {"N": 1024}), programs("x", {})
+    (4096, 64, None)
+    """
+    if callable(grid):
+        try:
+            grid = grid(meta)
+        except Exception:  # a grid function that needs what the stand-in cannot give
+            return None
+    dims = grid if isinstance(grid, tuple | list) else (grid,)
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+        return None
+    out = 1
+    for d in dims:
+        out *= d
+    return out
 
 
 def _jit(fn: Any = None, **options: Any) -> Any:

@@ -7,9 +7,10 @@ predictions with NVIDIA aiconfigurator's tables (:mod:`rooflib.bench.aiconfigura
   dtype=...)`` (the rows' element type: NVLS does not reduce 8-bit types)
   (nccl-tests times back-to-back stream launches), grouped by system, op, GPU count and size band
   (:func:`size_band`);
-- GEMM rows: :func:`rooflib.compute.gemm.gemm_times` (device time: the tables time each GEMM inside a CUDA graph,
-  so no launch cost is added; fp8 and nvfp4 rows with ``quantize_activations``: the tables time TRT-LLM's
-  activation quantisation with the GEMM), grouped by dtype and shape class (:func:`gemm_class`).
+- GEMM rows: :func:`rooflib.compute.gemm.gemm_times` (device time at burst clocks, ``duty="burst"``: the tables
+  time a few replays of each GEMM inside a CUDA graph, so no launch cost is added either; fp8 and nvfp4 rows
+  with ``quantize_activations``: the tables time TRT-LLM's activation quantisation with the GEMM), grouped by
+  dtype and shape class (:func:`gemm_class`).
 
 Fit-on-X / predict-Y matrices (:data:`SCENARIOS`, :func:`fit_and_predict`): the portable library figures are
 fitted on some systems' and GPU counts' rows (:func:`rooflib.calibrate.library_tables.fit_library_starts`: from
@@ -130,7 +131,7 @@ def predict_gemm_rows(system: System, rows: pd.DataFrame) -> pd.Series:
         if dev.tensor_peak(str(dtype)) is None:  # type: ignore[arg-type]
             continue
         m, n, k = (grp[c].astype(np.int64).to_numpy() for c in ("m", "n", "k"))
-        out[grp.index] = gemm_times(dev, m, n, k, str(dtype), quantize_activations=True)
+        out[grp.index] = gemm_times(dev, m, n, k, str(dtype), quantize_activations=True, duty="burst")
     return out
 
 

@@ -183,10 +183,16 @@ def test_gemm_times_is_vectorised(h100_spec: DeviceSpec) -> None:
 
 
 def test_large_gemm_is_compute_bound_on_every_device(device_spec: DeviceSpec) -> None:
-    c = gemm(device_spec, 8192, 8192, 8192, "bf16")
+    c = gemm(device_spec, 8192, 8192, 8192, "bf16", duty="burst")
     assert c.bound == "compute"
     ideal = 2 * 8192**3 / (device_spec.tensor_peak("bf16") or 0.0) / device_spec.gemm_efficiency("bf16")
     assert ideal <= c.time_s <= 1.10 * ideal
+    # at the power limit the tensor rate drops by the block's measured share, nothing else moves
+    block = device_spec.compute.gemm if device_spec.compute is not None else None
+    share = block.sustained_share.value if block is not None and block.sustained_share is not None else 1.0
+    sustained = gemm(device_spec, 8192, 8192, 8192, "bf16")
+    assert sustained.time_s == pytest.approx(c.time_s / share, rel=0.02)
+    assert gemm(device_spec, 8192, 8192, 8192, "bf16", ideal=True).time_s <= c.time_s
 
 
 @pytest.mark.parametrize("device_name", ["h200-sxm", "h100-sxm5", "a100-sxm4-80gb"])
@@ -228,3 +234,27 @@ def test_a_fitted_memory_share_sets_the_weight_streaming_rate() -> None:
     half, same = with_share(0.45), with_share(h100.hbm_efficiency.value)
     assert same == pytest.approx(with_share(None))
     assert half == pytest.approx(2 * same, rel=0.05)  # the bytes dominate: half the rate, twice the time
+
+
+def test_duty_slows_only_compute_bound_gemms() -> None:
+    """Sustained (the GPU at its power limit) is never faster than burst; a weight-streaming GEMM keeps its time;
+    a large one takes the measured share of the tensor rate (the H100: docs/validation/duty.md)."""
+    from rooflib.compute import ComputeError
+    from rooflib.specs import default_catalog
+
+    dev = default_catalog().device("h100-sxm5")
+    share = dev.compute.gemm.sustained_share.value  # type: ignore[union-attr]
+    assert 0.8 < share < 0.95
+    m = np.array([1, 16, 64, 256, 1024, 4096, 8192])
+    burst = gemm_times(dev, m, 8192, 8192, duty="burst")
+    sustained = gemm_times(dev, m, 8192, 8192)
+    assert np.all(sustained >= burst * (1 - 1e-12))
+    assert sustained[0] == pytest.approx(burst[0])  # decode: memory-bound
+    assert sustained[-1] / burst[-1] == pytest.approx(1 / share, rel=0.02)
+    for i, mm in enumerate(m):
+        assert gemm(dev, int(mm), 8192, 8192).time_s == pytest.approx(sustained[i])
+    # no measured share (the B200): both duties give one answer
+    b200 = default_catalog().device("b200")
+    assert gemm(b200, 8192, 8192, 8192).time_s == gemm(b200, 8192, 8192, 8192, duty="burst").time_s
+    with pytest.raises(ComputeError, match="duty must be one of burst, sustained"):
+        gemm(dev, 64, 64, 64, duty="idle")  # type: ignore[arg-type]

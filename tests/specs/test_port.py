@@ -195,7 +195,7 @@ def test_a_model_the_source_lacks_is_named(tmp_path: Path) -> None:
 def test_a_misspelt_model_is_named(tmp_path: Path) -> None:
     _device(tmp_path, memory_ops_from={"device": "h200-sxm", "source": "assumption: x", "models": ["sgem"]})
     _, problems = _problems(tmp_path)
-    assert problems == [("compute.memory_ops_from.models[0]", "sgem", "Input should be 'sgemm' or 'attention'")]
+    assert problems == [("compute.memory_ops_from.models[0]", "sgem", "Input should be 'sgemm', 'attention' or 'programs'")]
 
 
 def test_a_misspelt_key_is_named(tmp_path: Path) -> None:

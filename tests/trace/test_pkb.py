@@ -98,6 +98,8 @@ def test_triton_launch_is_a_streaming_kernel() -> None:
     ops = lower(trace_problem(open_suite(ROOT), 19, (1024, 1024), world=2)).ops
     kernel = next(op for op in ops if op.name.startswith("triton."))
     assert kernel.kind == "elementwise" and kernel.params["elements"] == 1024 * 1024
+    # the grid (triton.cdiv(numel, 128),) and Triton's default 4 warps: the launch's program floor
+    assert kernel.params["programs"] == 1024 * 1024 // 128 and kernel.params["warps"] == 4
 
 
 @needs_pkb
