@@ -89,7 +89,9 @@ def test_the_h100_carries_the_h200_sgemm_and_attention_models() -> None:
     as they are, every figure sourced as carried with the measured source in its note."""
     h100, h200 = CATALOG.device("h100-sxm5").compute, CATALOG.device("h200-sxm").compute
     assert h100 is not None and h200 is not None and h100.memory_ops_from is not None
-    assert h100.memory_ops_from.models == ("sgemm", "attention")
+    assert h100.memory_ops_from.models == ("sgemm", "attention", "programs")
+    assert h100.programs is not None and h200.programs is not None
+    assert h100.programs.time.value == h200.programs.time.value  # the same SMs: the same slot time
     for name in ("sgemm", "attention"):
         here, there = getattr(h100, name), getattr(h200, name)
         assert here is not None and there is not None
