@@ -9,11 +9,7 @@
 # Writes $OUT/{burst,sustained,sustained-long}.jsonl, ramp.jsonl, logs.tgz (their logs), clocks.csv and phases.txt (epoch
 # seconds at each phase's start). Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 set anyway).
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>&1 || echo "pydantic install failed"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+. "$(dirname "$0")/env.sh"  # multicast off, $out, pydantic from .wheels, PYTHONPATH
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 100 \
   > "$out/clocks.csv" &

@@ -8,11 +8,7 @@
 # MAX_S (start no new shape after this, default 420). Writes $OUT/gemm-modes.jsonl and its log.
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set anyway).
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>&1 || echo "pydantic install failed"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+. "$(dirname "$0")/env.sh"  # multicast off, $out, pydantic from .wheels, PYTHONPATH
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
 python3 -m rooflib.bench.gemm_graph_worker --modes graph,eager --max-seconds "${MAX_S:-420}" \
   --out "$out/gemm-modes.jsonl" > "$out/gemm-modes.log" 2>&1

@@ -4,11 +4,7 @@
 # before any timing). Writes $OUT/host.jsonl, ops.jsonl, programs.jsonl and their stderr logs. Usage there:
 #   bash benchmarks/device/host_programs_h200.sh
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-out=${OUT:-/tmp/out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --find-links .wheels pydantic >/dev/null 2>&1 || echo "pydantic install failed"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+. "$(dirname "$0")/env.sh"  # multicast off, $out, pydantic from .wheels, PYTHONPATH
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 step() {  # name, then worker arguments
   local name=$1; shift
