@@ -110,12 +110,12 @@ def _lease_system(system: Any, run: Path, recs: list[dict[str, Any]]) -> Any:
 
 
 def _burst(system: Any) -> Any:
-    """``system`` with its GEMMs at the burst rate (``rooflib.compute.gemm.at_burst``): a lease times each part
+    """``system`` with its GEMMs at the burst rate (``rooflib.compute.duty.at_burst``): a lease times each part
     for 40 calls, and its device time for 10 after an idle wait, well under the 0.1 s of large GEMMs that bring a
     GPU to its power limit (docs/validation/duty.md)."""
     import dataclasses
 
-    from rooflib.compute.gemm import at_burst
+    from rooflib.compute.duty import at_burst
 
     return dataclasses.replace(system, device=at_burst(system.device))
 

@@ -66,25 +66,8 @@ def _predict(system: Any, r: dict[str, Any], programs: bool = True) -> float:
 
 def _without_floor(system: Any) -> Any:
     dev = system.device
-    if dev.compute.programs is None:
-        return system
     compute = dev.compute.model_copy(update={"programs": None})
     return dataclasses.replace(system, device=dev.model_copy(update={"compute": compute}))
-
-
-HOPPER_LIMITS = {"blocks_per_sm": 32, "warps_per_sm": 64}
-"""Resident thread blocks and warps per SM, compute capability 9.0 (CUDA C++ Programming Guide, table of technical
-specifications per compute capability): the limits a fit uses where the device has no ``compute.programs`` yet."""
-
-
-def _slots(system: Any) -> Any:
-    from rooflib.specs.compute_models import ProgramSlotsSpec
-
-    spec = system.device.compute.programs
-    if spec is not None:
-        return spec
-    placeholder = {"value": "1 us", "source": "unused: only the limits count in a fit"}
-    return ProgramSlotsSpec.model_validate({"time": placeholder, **HOPPER_LIMITS, "source": "CUDA guide, cc 9.0"})
 
 
 def pkb_points() -> list[dict[str, Any]]:
@@ -118,7 +101,7 @@ def fit_pkb(sms: int, slots: int) -> tuple[float, int]:
 
 def fit(system: Any, rows: list[dict[str, Any]]) -> tuple[float, int]:
     """The slot time fitted on the floor-bound ``scale`` points, and how many points it took."""
-    spec = _slots(system)
+    spec = system.device.compute.programs
     sms = int(system.device.sms.value)
     bare = _without_floor(system)
     ratios = [
@@ -140,22 +123,21 @@ def _pkb_section() -> list[str]:
     from rooflib.specs import load_system
 
     system = load_system("hgx-h200", gpus=1)
-    spec = _slots(system)
+    spec = system.device.compute.programs
     sms = int(system.device.sms.value)
     slot, n_fit = fit_pkb(sms, spec.slots(4))
-    catalog = system.device.compute.programs
     lines = [
         "## The figure: ParallelKernelBench problem 20 on the H200",
         "",
         f"- slot time fitted on {', '.join(PKB_FIT)} ({n_fit} points): {slot * 1e6:.3f} us; the catalog's "
-        + (f"{catalog.time.value * 1e6:.3f} us" if catalog is not None else "none yet"),
+        + f"{spec.time.value * 1e6:.3f} us",
         "",
         "| lease | world | size | programs | device time, us | floor, us | streaming, us | floor error | fitted |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     held = []
     for p in pkb_points():
-        floor = p["programs"] / (sms * spec.slots(4)) * (catalog.time.value if catalog is not None else slot)
+        floor = p["programs"] / (sms * spec.slots(4)) * spec.time.value
         m = int(p["size"].split("x")[0])
         elements = p["world"] * m * m
         stream = _predict(_without_floor(system), {"kernel": "scale", "elements": elements}, programs=False)
@@ -245,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         from rooflib.specs import load_system
 
         system = load_system("hgx-h200", gpus=1)
-        slot, n = fit_pkb(int(system.device.sms.value), _slots(system).slots(4))
+        slot, n = fit_pkb(int(system.device.sms.value), system.device.compute.programs.slots(4))
         sys.stdout.write(f"problem 20 on {', '.join(PKB_FIT)}: slot time {slot * 1e6:.4f} us from {n} points\n")
         return 0
     args.out.write_text(report())

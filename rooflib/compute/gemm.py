@@ -29,14 +29,10 @@ measured on a large GEMM and so already holds a little wave quantisation; quanti
 3% for 8192^3 on H100), which errs on the slow side; the measured model's efficiency is fitted with its
 quantisation (:mod:`rooflib.calibrate.compute_kernels`).
 
-**Duty** (``duty``): a GPU that has run large GEMMs back to back for about 0.1 s reaches its power limit and
-lowers its clock; a tensor-core GEMM then runs at the block's ``sustained_share`` of the rate it reaches from
-idle (measured on an H100: 0.86, docs/validation/h100/runs/x1-gemm-duty*). The GEMM blocks are fitted on
-burst timings (NVIDIA's tables replay each GEMM a few times from idle); ``duty="sustained"`` (the default: a
-program's steps keep the GPU busy) charges the share, ``duty="burst"`` predicts a table's rows, and
-:func:`at_burst` gives a device whose every GEMM runs at the burst rate (for a program timed briefly from
-idle). Only the tensor rate changes: a memory-bound GEMM keeps its time. ``ideal=True`` ignores the duty (a
-bound).
+**Duty** (``duty``, :mod:`rooflib.compute.duty`): the GEMM blocks are fitted on burst timings (NVIDIA's tables
+replay each GEMM a few times from idle); ``duty="sustained"`` (the default: a program's steps keep the GPU at its
+power limit) charges the block's ``sustained_share`` to the tensor rate, ``duty="burst"`` predicts a table's rows.
+A memory-bound GEMM keeps its time; ``ideal=True`` ignores the duty (a bound).
 
 GEMMs run on tensor cores for every dtype except ``fp32``, which runs on CUDA cores (SGEMM); ask for ``tf32``
 for a tensor-core fp32 GEMM. A device with ``compute.sgemm`` (the H200: fitted on runs/x1-sgemm) chooses the
@@ -51,12 +47,12 @@ fp4 inputs.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from rooflib.compute.cost import ComputeCost, roofline_cost
+from rooflib.compute.duty import Duty, duty_rates
 from rooflib.compute.gemm_plan import TileChoice, choose_tiles
 from rooflib.compute.memory import memory_rate
 from rooflib.compute.rates import ComputeError, Rates, Unit, bytes_per_element, check_dtype, resolve_sms
@@ -72,10 +68,6 @@ from rooflib.compute.tiling import (
 from rooflib.specs.devices import DeviceSpec, DType, GemmTile
 
 __all__ = [
-    "DUTIES",
-    "Duty",
-    "at_burst",
-    "duty_rates",
     "gemm",
     "gemm_bytes",
     "gemm_flops",
@@ -86,45 +78,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-Duty = Literal["burst", "sustained"]
-DUTIES: tuple[Duty, ...] = ("burst", "sustained")
-
-
-def duty_rates(device: DeviceSpec, rates: Rates, duty: str) -> Rates:
-    """``rates`` under ``duty``: for ``"sustained"``, a derated tensor rate times the device's GEMM block's
-    ``sustained_share`` (where it has one); otherwise ``rates`` unchanged.
-
-    >>> from rooflib.specs import default_catalog
-    >>> dev = default_catalog().device("h100-sxm5")
-    >>> burst = Rates.from_device(dev, "bf16", "tensor")
-    >>> round(duty_rates(dev, burst, "sustained").flops_per_s / burst.flops_per_s, 3)
-    0.864
-    """
-    if duty not in DUTIES:
-        raise ComputeError(f"duty must be one of {', '.join(DUTIES)}, got {duty!r}")
-    model = device.compute.gemm if device.compute is not None else None
-    if duty == "burst" or rates.unit != "tensor" or not rates.derated or model is None:
-        return rates
-    if model.sustained_share is None:
-        return rates
-    return replace(rates, flops_per_s=rates.flops_per_s * model.sustained_share.value)
-
-
-def at_burst(device: DeviceSpec) -> DeviceSpec:
-    """``device`` as it runs from idle: its GEMM block without ``sustained_share``, so everything that costs a
-    GEMM the default way (programs, traces) gets the burst rate. For measurements short enough that the GPU
-    never reaches its power limit (a few calls after an idle wait, under about 0.1 s of large GEMMs).
-
-    >>> from rooflib.specs import default_catalog
-    >>> dev = default_catalog().device("h100-sxm5")
-    >>> round(gemm(dev, 8192, 8192, 8192).time_s / gemm(at_burst(dev), 8192, 8192, 8192).time_s, 3)
-    1.154
-    """
-    model = device.compute.gemm if device.compute is not None else None
-    if model is None or model.sustained_share is None or device.compute is None:
-        return device
-    compute = device.compute.model_copy(update={"gemm": model.model_copy(update={"sustained_share": None})})
-    return device.model_copy(update={"compute": compute})
 
 
 def gemm_unit(dtype: str) -> Unit:

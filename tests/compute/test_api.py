@@ -49,7 +49,7 @@ PUBLIC = {
     "roofline_cost",
 }
 
-MODULES = ["attention", "cost", "elementwise", "gemm", "gemm_plan", "memory", "rates", "tiling"]
+MODULES = ["attention", "cost", "duty", "elementwise", "gemm", "gemm_plan", "memory", "rates", "tiling"]
 
 
 def test_public_names() -> None:
