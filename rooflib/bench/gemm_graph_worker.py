@@ -2,7 +2,7 @@
 from HBM, not L2; one GPU.
 
     python -m rooflib.bench.gemm_graph_worker --out gemm-graph.jsonl [--dtypes bf16,fp8] [--modes graph,eager]
-        [--max-seconds S]
+        [--shapes grid|tinyk|MxNxK,...] [--max-seconds S]
 
 Per shape and dtype: fresh random normal inputs; ``copies`` weight copies (enough that they pass twice the L2,
 at most 64), one activation; a graph of ``copies`` GEMMs (copy i's output in its own buffer) is captured and
@@ -34,6 +34,25 @@ from rooflib.bench.timing import event_times
 MS = (1, 8, 16, 64, 129, 256, 1024, 4096, 8192)
 NK = ((4096, 4096), (8192, 8192), (1024, 8192), (8192, 1024), (16384, 4096), (4096, 16384), (512, 16384))
 SHAPES = tuple((m, n, k) for n, k in NK for m in MS)
+TINY_K = tuple((s, s, k) for s in (4096, 8192, 16384) for k in (16, 32, 64, 128, 256, 512, 1024))
+"""Large outputs over a short k (``--shapes tinyk``): GEMMs that write more than they read or compute, where
+the epilogue (the output's store), not the main loop, sets the time."""
+SHAPE_SETS = {"grid": SHAPES, "tinyk": TINY_K}
+
+
+def parse_shapes(text: str) -> tuple[tuple[int, int, int], ...]:
+    """``grid``, ``tinyk`` or explicit ``MxNxK`` shapes separated by commas."""
+    if text in SHAPE_SETS:
+        return SHAPE_SETS[text]
+    shapes = []
+    for item in text.split(","):
+        dims = item.lower().split("x")
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise ValueError(f"--shapes: {item!r} is not MxNxK (positive integers) nor one of {sorted(SHAPE_SETS)}")
+        shapes.append((int(dims[0]), int(dims[1]), int(dims[2])))
+    return tuple(shapes)
+
+
 TOL = {"bf16": 2e-2, "fp8": 1e-1}
 
 
@@ -139,7 +158,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--iters", type=int, default=15)
     p.add_argument("--max-seconds", type=float, default=float("inf"), help="start no new shape after this")
+    p.add_argument("--shapes", default="grid", help="grid (default), tinyk, or MxNxK,MxNxK,...")
     args = p.parse_args(argv)
+    try:
+        shapes = parse_shapes(args.shapes)
+    except ValueError as exc:
+        p.error(str(exc))
     modes = [md for md in args.modes.split(",") if md]
     bad = [md for md in modes if md not in ("graph", "eager")]
     if bad or not modes:
@@ -169,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
         for dtype in args.dtypes.split(","):
             if dtype == "fp8" and (props.major < 9 or not hasattr(torch, "_scaled_mm")):
                 continue
-            for (m, n, k), mode in ((s, md) for s in SHAPES for md in modes):
+            for (m, n, k), mode in ((s, md) for s in shapes for md in modes):
                 if (dtype, m, n, k, mode) in done or time.monotonic() - start > args.max_seconds:
                     continue
                 try:

@@ -53,3 +53,19 @@ def test_a_misspelt_mode_is_a_one_line_error() -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--out", "x.jsonl", "--modes", "graf"])
     assert exc.value.code == 2
+
+
+def test_shape_sets_and_explicit_shapes_parse() -> None:
+    import pytest
+
+    from rooflib.bench.gemm_graph_worker import TINY_K, main, parse_shapes
+
+    assert parse_shapes("grid") == SHAPES and parse_shapes("tinyk") == TINY_K
+    assert all(k <= 1024 < m for m, _, k in TINY_K)  # the output, not the main loop, is the large part
+    assert parse_shapes("8192x8192x64,128X256x512") == ((8192, 8192, 64), (128, 256, 512))
+    for bad in ("8192x8192", "8192x0x64", "tiny"):
+        with pytest.raises(ValueError, match="MxNxK"):
+            parse_shapes(bad)
+    with pytest.raises(SystemExit) as exc:
+        main(["--out", "x.jsonl", "--shapes", "8192x8192"])
+    assert exc.value.code == 2
