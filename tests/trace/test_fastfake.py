@@ -42,7 +42,8 @@ def recurrence(q: Any, k: Any, v: Any, decay: Any) -> Any:
     state = torch.zeros(q.shape[0], q.shape[2], v.shape[2], device=q.device)
     out = torch.empty_like(v)
     for step in range(q.shape[1]):
-        state = decay[:, step].unsqueeze(-1) * state + k[:, step].unsqueeze(-1) * v[:, step].unsqueeze(1)
+        gate = decay[:, step].view(q.shape[0], -1, 1)  # a strided view, the same key each step: remembered
+        state = gate * state + k[:, step].unsqueeze(-1) * v[:, step].unsqueeze(1)
         out[:, step] = torch.bmm(q[:, step].unsqueeze(1), state).squeeze(1)
     picked = out[out[:, 0, 0] > 0]  # a data-dependent shape: the mode's bound
     scale = torch.tensor(2.0, device=q.device)  # a constant: the mode's propagation
