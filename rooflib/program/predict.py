@@ -25,7 +25,7 @@ from typing import Any
 
 from rooflib.errors import UnitError
 from rooflib.program.advice import host_advice, region_advice
-from rooflib.program.cost import OpCost, op_cost
+from rooflib.program.cost import OpCost, op_costs
 from rooflib.program.ir import Op, Program, ProgramError
 from rooflib.program.regions import Region, find_regions, region_stage
 from rooflib.program.timeline import HostCosts, Timeline, host_costs, simulate
@@ -263,7 +263,7 @@ def predict_program(
     members = system.group(program.world if gpus is None else gpus)
     if len(members) != program.world:
         raise ProgramError(f"program {program.name!r} is written for {program.world} ranks, given {len(members)} GPUs")
-    costs = [op_cost(system, op, members) for op in program.ops]
+    costs = op_costs(system, program.ops, members)
     hc = host_costs(system)
     eager = simulate(program.ops, costs, hc, "eager")
     graph = simulate(program.ops, costs, hc, "graph")
