@@ -58,7 +58,8 @@ def collect(suite: Any, runs: Path) -> tuple[list[dict[str, Any]], list[OpPair]]
             continue
         seen.add(key)
         try:
-            part = local_part(lower(trace_problem(suite, key[0], key[2], world=key[1])), h200.device.host.ops)
+            program = lower(trace_problem(suite, key[0], key[2], world=key[1]))
+            part = local_part(program, h200.device.host.ops, fills=True)  # every kernels run filled integer outputs
             pred = predict_program(part, bare, gpus=1)
         except RooflibError as exc:
             points.append({"problem": rec["problem"], "size": key[2], "error": str(exc)[:80]})

@@ -189,7 +189,8 @@ def _in_program(
             system = dataclasses.replace(
                 lease["system"], device=lease["system"].device.model_copy(update={"host": host})
             )
-            pred = predict_program(local_part(traced[r["key"]], host.ops, fake=True), system, gpus=1)
+            part = local_part(traced[r["key"]], host.ops, fake=True, fills=bool(r.get("fills")))
+            pred = predict_program(part, system, gpus=1)
             r.update({f"{tag}_s": pred.baseline_time_s, f"{tag}_factor": factor})
             r[f"{tag}_error"] = pred.baseline_time_s / r["measured_s"] - 1.0
     return b
@@ -224,7 +225,8 @@ def _predict_row(row: dict[str, Any], program: Any, lease: Any, base: Any) -> No
     for tag, target in (("lease", lease), ("catalog", base)):
         if target is None:
             continue
-        pred = predict_program(local_part(program, target.device.host.ops, fake=True), target, gpus=1)
+        part = local_part(program, target.device.host.ops, fake=True, fills=bool(row.get("fills")))
+        pred = predict_program(part, target, gpus=1)
         row[f"{tag}_s"], row[f"{tag}_host_s"] = pred.baseline_time_s, pred.host_time_s
         row["bound_s"] = pred.bound_time_s
 
@@ -254,7 +256,7 @@ def lease_section(
 
     base = _burst(load_system(system, gpus=1))
     bare = _device_only(base)
-    device_only: dict[tuple[int, int, tuple[int, ...]], float] = {}
+    device_only: dict[tuple[int, int, tuple[int, ...], bool], float] = {}
     rows: list[dict[str, Any]] = []
     traced: dict[tuple[int, int, tuple[int, ...]], Any] = {}
     leases: dict[str, Any] = {}
@@ -279,11 +281,12 @@ def lease_section(
                 if key not in traced:
                     traced[key] = lower(trace_problem(suite, key[0], size, world=key[1]))
                 _predict_row(row, traced[key], lease, base)
-                need = key not in device_only or lease_bare is not None
-                part = local_part(traced[key], base.device.host.ops, fake=True) if need else None
-                if key not in device_only:  # the device's time alone: eager, with no host cost
-                    device_only[key] = predict_program(part, bare, gpus=1).baseline_time_s
-                row["device_only_s"] = device_only[key]
+                filled = (*key, bool(row["fills"]))  # the runs that filled integer outputs ran the fills' copies
+                need = filled not in device_only or lease_bare is not None
+                part = local_part(traced[key], base.device.host.ops, fake=True, fills=filled[3]) if need else None
+                if filled not in device_only:  # the device's time alone: eager, with no host cost
+                    device_only[filled] = predict_program(part, bare, gpus=1).baseline_time_s
+                row["device_only_s"] = device_only[filled]
                 if lease_bare is not None:
                     row["lease_device_s"] = predict_program(part, lease_bare, gpus=1).baseline_time_s
             except RooflibError as exc:
@@ -761,7 +764,11 @@ def main(argv: list[str] | None = None) -> int:
         "  their work from exchanged counts (49-51, 61, 64, 66, 68, 70, 81, 85) either failed or ran on garbage",
         "  sizes (85 at world 2: 27.7 ms on x1-lease-8, 1.9 ms with the fill). The fill's own host work (one to",
         "  fourteen small copies per call, `fills` in the records) is in the measured time and not in the",
-        "  prediction; problem 78 is not symmetric (each rank decodes other tiles) and still fails;",
+        "  prediction; its device work is (session 25: `rooflib.trace.pkb_table.FILLS`, the runs that record",
+        "  `fills`): problem 19 gathers its fp8 output as bytes, so the fill copies the input into every part",
+        "  once more (CUPTI, runs/x1-kernels-2: 8 copies of 7.6 us at 4096x4096, world 8, as many as the fake",
+        "  all-gather's own); its device time alone was 10-21 % too fast at 2048x2048 and 3072x3072 without them;",
+        "  problem 78 is not symmetric (each rank decodes other tiles) and still fails;",
         "- autograd (modelled since session 7, `rooflib.trace.autograd`): the training-step problems (40-42, 47)",
         "  record a backward graph and run it; on the H200's host each node the engine runs costs about 25 us",
         "  besides its kernels (25.4 and 25.6 us fitted on two leases), a `backward()` 0-56 us, a recorded",

@@ -77,7 +77,8 @@ class Op:
     - ``collective``: ``op`` (all_reduce, ...), ``bytes`` (nccl-tests size, all calls together), ``group``
       (ranks, or absent for all of the program's ranks), ``calls`` (= 1: separate library calls of
       ``bytes / calls`` each, as DDP buckets or FSDP layers), ``overlaps`` (the name of a compute op the
-      collective does not wait for: the fused plans may overlap them, :mod:`rooflib.program.regions`);
+      collective does not wait for: the fused plans may overlap them, :mod:`rooflib.program.regions`); a traced
+      one also ``integer`` where its tensors are integer or boolean (what a harness that fills them acts on);
     - ``send_recv``: ``bytes`` to the next rank (``offset`` = 1, ``calls``, ``overlaps`` as for collectives);
     - ``sync``: a host wait for the device (``.item()``, ``.cpu()``);
     - ``unmodelled``: ``bytes`` touched by an op no model knows (costed at HBM speed and reported).

@@ -141,8 +141,18 @@ def _ranks(group: Group | None, ctx: Context) -> tuple[int, ...] | None:
     return group.ranks
 
 
+_FLOATS = ("float", "bfloat", "half", "complex")
+
+
+def _integer(call: Call) -> bool:
+    """Whether the call moves integer or boolean tensors (split sizes, counts, a byte view of fp8 data)."""
+    return any(not t.dtype.startswith(_FLOATS) for t in (*call.inputs, *call.outputs))
+
+
 def _collective(op: str, nbytes: float, call: Call, ctx: Context) -> Piece:
     params: dict[str, Any] = {"op": op, "bytes": float(nbytes)}
+    if call.name not in _BARRIERS and _integer(call):  # a barrier's tensor is a placeholder
+        params["integer"] = True
     ranks = _ranks(_group(call), ctx)
     if ranks is not None:
         params["group"] = ranks

@@ -24,6 +24,7 @@ from rooflib.trace.pkb import Problem, Suite, trace_problem
 __all__ = [
     "FAKE_COPIES",
     "FAKE_PREFIX",
+    "FILLS",
     "SUMMARY_KEYS",
     "fake_name",
     "local_part",
@@ -119,6 +120,24 @@ FAKE_COPIES = frozenset({"c10d.allgather_", "c10d._allgather_base_", "c10d.allga
 rooflib.bench.host_worker ``c10d``, and each part is its own memcpy in the CUPTI traces of
 docs/validation/pkb/runs/x1-kernels-2)."""
 
+FILLS: dict[str, tuple[tuple[str, float], ...]] = {
+    "c10d.allgather_": (("parts", 1.0),),
+    "c10d._allgather_base_": (("parts", 1.0),),
+    "c10d.alltoall_base_": (("one", 1.0),),
+    "c10d.alltoall_": (("one", 1.0),),
+    "c10d.allreduce_": (("one", 1.0),),
+    "c10d._reduce_scatter_base_": (("one", 0.0), ("one", 0.0)),
+    "c10d.reduce_scatter_": (("one", 0.0), ("one", 0.0)),
+    "c10d.scatter_": (("one", 0.0),),
+}
+"""The device work of ``rooflib.bench.pkb_symmetric``'s fills (leases x1-lease-9 on), after the fake call, of a
+collective whose tensors are integer or boolean (``integer`` on the op): per c10d call, kernels of ``(how,
+share)``: ``parts``, one copy of the input into each of the group's parts of the output (as the fake all-gather
+does once more: problem 19 gathers its fp8 output as bytes); ``one``, one kernel over ``share`` of the call's
+bytes (0: the output, one part) read and written once (an all-to-all's one broadcast copy, the sum's ``mul_``
+by the group size, a reduce-scatter's copy and ``mul_``, a scatter's copy). A sum is assumed (the fill scales
+only sums); their host time is the record's ``fill_s``, not modelled here."""
+
 FAKE_PREFIX = "fake."
 """Prefix of a local part's stand-in for a collective: ``HostSpec.ops`` names its measured host cost as
 ``fake.<c10d op>`` (world-independent) or ``fake.<c10d op>@w<world>`` (measured at that world size)."""
@@ -154,7 +173,21 @@ def _loop_traffic(program: Program) -> float:
     return total
 
 
-def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *, fake: bool = True) -> Program:
+def _fills(op: Op, parts: int, stream: str, at: int) -> list[Op]:
+    """The fill kernels (:data:`FILLS`) of collective ``op`` over ``parts`` ranks, the first after op ``at - 1``."""
+    out: list[Op] = []
+    nbytes = float(op.params.get("bytes", 0.0))
+    for how, share in FILLS.get(op.name, ()):
+        each = nbytes / parts if how == "parts" or share == 0.0 else nbytes * share
+        for _ in range(parts if how == "parts" else 1):
+            dep = (at + len(out) - 1,)  # after the fake call (op at - 1) and the fills before it
+            out.append(Op(f"fill.{op.name}", "copy", {"bytes": each}, stream=stream, deps=dep, host="none"))
+    return out
+
+
+def local_part(
+    program: Program, host_ops: Mapping[str, object] | None = None, *, fake: bool = True, fills: bool = False
+) -> Program:
     """The single-GPU part of a rank's program, as ``rooflib.bench.pkb_worker --mode local`` runs it: on one GPU,
     with torch's ``fake`` process group of ``program.world`` ranks.
 
@@ -167,6 +200,8 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
     ``l2_warm_out``); the allocations before
     it stay charged (``host_calls``); the host sync of a barrier goes (the fake barrier waits for nothing).
     Without ``fake``, the communication is dropped and the ops that waited for it wait for what it waited for.
+    With ``fills`` (and ``fake``), the integer collectives also run the fills of ``rooflib.bench.pkb_symmetric``
+    (:data:`FILLS`), as the runs that record ``fills`` did.
     """
     keep: dict[int, int] = {}
     carried: dict[int, tuple[int, ...]] = {}
@@ -201,6 +236,10 @@ def local_part(program: Program, host_ops: Mapping[str, object] | None = None, *
             for _ in range(parts - 1):  # one copy per part of the output, issued within the call's host cost
                 part = {"bytes": nbytes, "l2_warm": 0.5, **reuse}  # the source the copy before it just read
                 ops.append(Op(f"{name}.part", "copy", part, stream=stream, deps=(len(ops) - 1,), host="none"))
+            if fills and op.params.get("integer"):
+                group = op.params.get("group")
+                ranks = len(group) if isinstance(group, list | tuple) and group else program.world
+                ops += _fills(op, ranks, stream, len(ops))
             keep[i] = len(ops) - 1
         else:
             ops.append(replace(op, deps=deps))

@@ -361,3 +361,24 @@ def test_a_broadcast_tensor_operand_takes_the_non_vectorised_class() -> None:
     assert only(lower(trace_of(call("aten.add", (x,), tags=POINTWISE, self=x, other=xt))))["curve"] == "broadcast"
     cpu = tensor(dtype="float32", device="cpu")  # a CPU scalar is folded into the functor
     assert "curve" not in only(lower(trace_of(call("aten.mul", (x,), tags=POINTWISE, self=x, other=cpu))))
+
+
+def test_integer_collectives_say_so() -> None:
+    from rooflib.trace.comm import lower_comm
+    from rooflib.trace.pieces import Context
+    from rooflib.trace.records import Call, TensorMeta
+
+    def meta(dtype: str) -> TensorMeta:
+        return TensorMeta((1024,), dtype, 1.0 if dtype == "uint8" else 2.0, (1,), "gpu")
+
+    ctx = Context(world=8, rank=0)
+    for dtype, integer in (
+        ("uint8", True),
+        ("int64", True),
+        ("bool", True),
+        ("bfloat16", False),
+        ("float8_e4m3fn", False),
+    ):
+        call = Call(0, "c10d.allreduce_", args={"tensors": [meta(dtype)]}, outputs=(meta(dtype),))
+        (piece,) = lower_comm(call, ctx)
+        assert piece.params.get("integer", False) is integer, dtype

@@ -59,3 +59,33 @@ def test_heavy_ops_are_stood_in_for_with_their_meta_shapes() -> None:
     assert heavy_flops("add", ((a, a), {})) == 0.0
     out = stand_in(torch, mm, (a, b), {})
     assert out.shape == (2048, 512) and out.dtype == a.dtype and bool(out.std() > 0.5)
+
+
+def test_fills_add_the_device_copies_of_integer_collectives_only() -> None:
+    import dataclasses
+
+    from rooflib.program.ir import Program
+
+    b = ProgramBuilder("p", world=8)
+    b.collective("all_gather", 1 << 20, name="c10d.allgather_")  # a byte view of fp8 data (PKB problem 19)
+    b.collective("all_reduce", 64, name="c10d.allreduce_")  # counts
+    b.collective("all_gather", 1 << 20, name="c10d._allgather_base_")  # floating point: never filled
+    base = b.build()
+    ops = tuple(
+        dataclasses.replace(op, params={**op.params, "integer": True}) if i < 2 else op for i, op in enumerate(base.ops)
+    )
+    program = Program(base.name, base.world, ops)
+    plain, filled = local_part(program), local_part(program, fills=True)
+    fills = [op for op in filled.ops if op.name.startswith("fill.")]
+    assert [op.name for op in fills] == ["fill.c10d.allgather_"] * 8 + ["fill.c10d.allreduce_"]
+    assert [op.params["bytes"] for op in fills] == [float(1 << 20) / 8] * 8 + [64.0]  # each part; the sum's mul_
+    assert all(op.kind == "copy" and op.host == "none" for op in fills)
+    assert (
+        len(filled.ops) == len(plain.ops) + 9
+        and local_part(program, fake=False, fills=True).ops == local_part(program, fake=False).ops
+    )  # no fake group, nothing to fill
+    for i, op in enumerate(filled.ops):  # every fill waits for the op before it: the fake call, then the fill before
+        if op.name.startswith("fill."):
+            assert op.deps == (i - 1,)
+    h200 = load_system("hgx-h200", gpus=1)
+    assert predict_program(filled, h200, gpus=1).bound_time_s > predict_program(plain, h200, gpus=1).bound_time_s
