@@ -179,9 +179,12 @@ def _fills(op: Op, parts: int, stream: str, at: int) -> list[Op]:
     nbytes = float(op.params.get("bytes", 0.0))
     for how, share in FILLS.get(op.name, ()):
         each = nbytes / parts if how == "parts" or share == 0.0 else nbytes * share
+        params: dict[str, object] = {"bytes": each}
+        if how == "parts":  # the source the copy before read; the part the fake call's copy wrote (a gather ago)
+            params.update(l2_warm=0.5, l2_reuse=2.0 * each, l2_warm_out=0.5, l2_reuse_out=nbytes + each)
         for _ in range(parts if how == "parts" else 1):
             dep = (at + len(out) - 1,)  # after the fake call (op at - 1) and the fills before it
-            out.append(Op(f"fill.{op.name}", "copy", {"bytes": each}, stream=stream, deps=dep, host="none"))
+            out.append(Op(f"fill.{op.name}", "copy", dict(params), stream=stream, deps=dep, host="none"))
     return out
 
 

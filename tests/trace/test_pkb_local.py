@@ -80,6 +80,10 @@ def test_fills_add_the_device_copies_of_integer_collectives_only() -> None:
     assert [op.name for op in fills] == ["fill.c10d.allgather_"] * 8 + ["fill.c10d.allreduce_"]
     assert [op.params["bytes"] for op in fills] == [float(1 << 20) / 8] * 8 + [64.0]  # each part; the sum's mul_
     assert all(op.kind == "copy" and op.host == "none" for op in fills)
+    # a gather's fill reads the source the copy before it read and rewrites the part the fake copy wrote
+    part = float(1 << 20) / 8
+    assert fills[0].params["l2_reuse"] == 2 * part and fills[0].params["l2_reuse_out"] == float(1 << 20) + part
+    assert "l2_warm" not in fills[-1].params  # the sum's mul_: what last touched the tensor is not known here
     assert (
         len(filled.ops) == len(plain.ops) + 9
         and local_part(program, fake=False, fills=True).ops == local_part(program, fake=False).ops
