@@ -3,14 +3,16 @@ measured, and the shipped microbenchmark's grid where a run of it exists.
 
     python tools/triton_report.py [--fit]          # writes docs/validation/triton.md; --fit prints the figure
 
-The figure: how long a small program holds its SM slot. Fitted on ParallelKernelBench problem 20 (a Triton
-kernel of 128-element programs, 4 warps each: bf16 in, fp32 out; then an all-to-all the fake group does not
-run), its device time alone on the H200 leases x1-lease-18 (4096x4096, worlds 8 and 2) and x1-lease-19
-(8192x8192, world 8): the median of device time over ``programs / (SMs x slots(4))``. Held out: problem 20 on
-every later lease (other sizes and worlds) and problem 19 (a reduction in every program, then gathers; its whole
-part is predicted by ``tools/pkb_report.py``). The residency limits are the CUDA guide's (compute capability 9.0:
-32 blocks and 64 warps per SM). ``benchmarks/device/triton_programs.py`` measures the floor across block sizes
-and warps (its runs, where present, are reported here and never fitted).
+The figure: the interval between two program starts on one SM. Fitted on ParallelKernelBench problem 20 (a
+Triton kernel of 128-element programs, 4 warps each: bf16 in, fp32 out; then an all-to-all the fake group does
+not run), its device time alone on the H200 leases x1-lease-18 (4096x4096, worlds 8 and 2) and x1-lease-19
+(8192x8192, world 8): the median of device time over ``programs / SMs``. Held out: problem 20 on every later
+lease (other sizes and worlds) and problem 19 (a reduction in every program, then gathers; its whole part is
+predicted by ``tools/pkb_report.py``). ``benchmarks/device/triton_programs.py`` measures the floor across block
+sizes and warps (its runs, where present, are reported here and never fitted). Its first run (one H100,
+session 25) chose the form: 1, 2 and 4 warps per program take the same time (the floor was a residency limit
+before, ``programs / (SMs x min(32, 64 // warps)) x slot time``, which made 1- and 2-warp programs twice as fast);
+8 warps take up to 1.5x longer at small blocks, which the form leaves out.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PKB_RUNS = ROOT / "docs" / "validation" / "pkb" / "runs"
 PKB_FIT = ("x1-lease-18", "x1-lease-19")
-"""The leases whose problem-20 device times fit the slot time; every later lease is held out."""
+"""The leases whose problem-20 device times fit the start interval; every later lease is held out."""
 RUNS = {  # run folder: catalog system whose device ran it
     "docs/validation/h100/runs/x1-triton": "hgx-h100",
     "docs/validation/h200/runs/x1-triton": "hgx-h200",
@@ -93,19 +95,18 @@ def pkb_points() -> list[dict[str, Any]]:
     return out
 
 
-def fit_pkb(sms: int, slots: int) -> tuple[float, int]:
-    """The slot time from problem 20 on :data:`PKB_FIT`, and how many points it took."""
+def fit_pkb(sms: int) -> tuple[float, int]:
+    """The start interval from problem 20 on :data:`PKB_FIT`, and how many points it took."""
     pts = [p for p in pkb_points() if p["fit"]]
-    return statistics.median(p["time_s"] / (p["programs"] / (sms * slots)) for p in pts), len(pts)
+    return statistics.median(p["time_s"] / (p["programs"] / sms) for p in pts), len(pts)
 
 
 def fit(system: Any, rows: list[dict[str, Any]]) -> tuple[float, int]:
-    """The slot time fitted on the floor-bound ``scale`` points, and how many points it took."""
-    spec = system.device.compute.programs
+    """The start interval the floor-bound ``scale`` points give, and how many points it took."""
     sms = int(system.device.sms.value)
     bare = _without_floor(system)
     ratios = [
-        float(r["time_s"]) / (int(r["programs"]) / (sms * spec.slots(int(r["warps"]))))
+        float(r["time_s"]) / (int(r["programs"]) / sms)
         for r in rows
         if r["kernel"] == FIT_KERNEL and float(r["time_s"]) >= 2.0 * _predict(bare, r, programs=False)
     ]
@@ -125,19 +126,19 @@ def _pkb_section() -> list[str]:
     system = load_system("hgx-h200", gpus=1)
     spec = system.device.compute.programs
     sms = int(system.device.sms.value)
-    slot, n_fit = fit_pkb(sms, spec.slots(4))
+    slot, n_fit = fit_pkb(sms)
     lines = [
         "## The figure: ParallelKernelBench problem 20 on the H200",
         "",
-        f"- slot time fitted on {', '.join(PKB_FIT)} ({n_fit} points): {slot * 1e6:.3f} us; the catalog's "
-        + f"{spec.time.value * 1e6:.3f} us",
+        f"- start interval fitted on {', '.join(PKB_FIT)} ({n_fit} points): {slot * 1e9:.2f} ns; the catalog's "
+        + f"{spec.time.value * 1e9:.2f} ns",
         "",
         "| lease | world | size | programs | device time, us | floor, us | streaming, us | floor error | fitted |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     held = []
     for p in pkb_points():
-        floor = p["programs"] / (sms * spec.slots(4)) * spec.time.value
+        floor = p["programs"] / sms * spec.time.value
         m = int(p["size"].split("x")[0])
         elements = p["world"] * m * m
         stream = _predict(_without_floor(system), {"kernel": "scale", "elements": elements}, programs=False)
@@ -163,10 +164,12 @@ def report() -> str:
     lines = [
         "# Triton launches of many small programs: the program floor",
         "",
-        "Generated by `python tools/triton_report.py`. A kernel of P programs of W warps (the trace records a",
-        "Triton launch's grid and `num_warps`, 4 by default): the streaming estimate over its tensors' bytes, no",
-        "faster than `P / (SMs x slots(W)) x time`, slots(W) = min(blocks_per_sm, warps_per_sm // W)",
-        "(`compute.programs`, `rooflib.program.cost`). Error: predicted over measured, minus one.",
+        "Generated by `python tools/triton_report.py`. A kernel of P programs (the trace records a Triton launch's",
+        "grid and `num_warps`): the streaming estimate over its tensors' bytes, no faster than `P / SMs x time`,",
+        "`time` the interval between two program starts on one SM (`compute.programs`, `rooflib.program.cost`).",
+        "Until session 25 the floor was a residency limit, `P / (SMs x min(32, 64 // W)) x slot time` for programs",
+        "of W warps; the H100 grid below measured 1, 2 and 4 warps alike (the same figure at 4 warps: the slot",
+        "time was 16 intervals). Error: predicted over measured, minus one.",
         "",
         *_pkb_section(),
     ]
@@ -184,7 +187,7 @@ def report() -> str:
             f"## {meta.get('device', name)}: the microbenchmark grid ({rel.split('/runs/')[1]}; torch "
             f"{meta.get('torch')}, Triton {meta.get('triton')}; never fitted)",
             "",
-            f"- slot time this run's `{FIT_KERNEL}` points give where the floor binds: {slot * 1e6:.3f} us "
+            f"- start interval this run's `{FIT_KERNEL}` points give where the floor binds: {slot * 1e9:.2f} ns "
             f"({n_fit} points)",
         ]
         for kernel in ("scale", "absmax", "copy"):
@@ -221,14 +224,14 @@ def report() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--fit", action="store_true", help="print the fitted slot time and write nothing")
+    ap.add_argument("--fit", action="store_true", help="print the fitted start interval and write nothing")
     args = ap.parse_args(argv)
     if args.fit:
         from rooflib.specs import load_system
 
         system = load_system("hgx-h200", gpus=1)
-        slot, n = fit_pkb(int(system.device.sms.value), system.device.compute.programs.slots(4))
-        sys.stdout.write(f"problem 20 on {', '.join(PKB_FIT)}: slot time {slot * 1e6:.4f} us from {n} points\n")
+        slot, n = fit_pkb(int(system.device.sms.value))
+        sys.stdout.write(f"problem 20 on {', '.join(PKB_FIT)}: start interval {slot * 1e9:.4f} ns from {n} points\n")
         return 0
     args.out.write_text(report())
     sys.stdout.write(f"wrote {args.out}\n")

@@ -237,15 +237,16 @@ def _elementwise(system: System, op: Op) -> OpCost:
 
 
 def _with_program_floor(system: System, op: Op, cost: OpCost) -> OpCost:
-    """``cost`` no faster than its launch's program floor (``programs`` of ``warps`` warps, a Triton kernel's grid:
-    :func:`rooflib.specs.compute_models.program_floor`), where the op and the device give one."""
+    """``cost`` no faster than its launch's program floor (``programs``, a Triton kernel's grid:
+    :func:`rooflib.specs.compute_models.program_floor`), where the op and the device give one; ``warps`` is checked
+    and kept, and does not change the floor (1-4 warps measured alike)."""
     models = system.device.compute
     if op.params.get("programs") is None or models is None or models.programs is None:
         return cost
     programs, warps = _int(op, "programs"), _int(op, "warps", 4)
     if programs < 0 or warps < 1:
         raise ProgramError(f"op {op.name!r}: programs must be >= 0 and warps >= 1, got {programs}, {warps}")
-    floor = program_floor(models.programs, int(system.device.sms.value), programs, warps)
+    floor = program_floor(models.programs, int(system.device.sms.value), programs)
     return replace(cost, device_s=max(cost.device_s, floor))
 
 

@@ -9,8 +9,8 @@
   share of the tensor rate left at the power limit (``sustained_share``);
 - ``attention``: flash-attention query and key block sizes, the achieved share of the tensor peak per head size,
   mask and direction, and a fixed cost per kernel;
-- ``programs``: how long a small program (a Triton block) holds its SM slot, and the residency limits that set how
-  many run at once: the floor of a launch of many small programs.
+- ``programs``: the interval between two starts of a small program (a Triton block) on one SM: the floor of a
+  launch of many small programs.
 
 YAML (``hardware/devices/h200-sxm.yaml``)::
 
@@ -279,29 +279,22 @@ CarriedModel = Literal["sgemm", "attention", "programs"]
 
 
 class ProgramSlotsSpec(SpecModel):
-    """Kernels of many small programs (a Triton launch of a grid of blocks): an SM holds at most
-    ``min(blocks_per_sm, warps_per_sm // warps)`` programs at once and each holds its slot about ``time`` (its
-    loads' latency and its stores' issue) however few bytes it moves, so P programs take at least
-    ``P / (SMs x slots) x time`` (:func:`program_floor`)."""
+    """Kernels of many small programs (a Triton launch of a grid of blocks): an SM starts one program about every
+    ``time`` however few bytes each moves and however many warps it has (1 to 4 warps measured alike), so P
+    programs take at least ``P / SMs x time`` (:func:`program_floor`)."""
 
-    time: Duration = Field(description="how long one small program holds its SM slot")
-    blocks_per_sm: WholeNumber = Field(ge=1, description="resident programs (thread blocks) per SM at most")
-    warps_per_sm: WholeNumber = Field(ge=1, description="resident warps per SM at most")
-    source: str = Field(min_length=1, description="where the residency limits come from")
-
-    def slots(self, warps: int) -> int:
-        """Programs of ``warps`` warps resident on one SM at once (at least one).
-
-        >>> ProgramSlotsSpec(time={"value": "1 us", "source": "s"}, blocks_per_sm=32, warps_per_sm=64,
-        ...                  source="s").slots(4)
-        16
-        """
-        return max(1, min(int(self.blocks_per_sm), int(self.warps_per_sm) // max(1, int(warps))))
+    time: Duration = Field(description="the interval between two program starts on one SM")
+    source: str = Field(min_length=1, description="where the form (a start interval, not a residency limit) comes from")
 
 
-def program_floor(spec: ProgramSlotsSpec, sms: int, programs: int, warps: int) -> float:
-    """Seconds a launch of ``programs`` programs of ``warps`` warps takes at least on ``sms`` SMs."""
-    return float(programs) / (float(sms) * spec.slots(warps)) * spec.time.value
+def program_floor(spec: ProgramSlotsSpec, sms: int, programs: int) -> float:
+    """Seconds a launch of ``programs`` programs takes at least on ``sms`` SMs.
+
+    >>> spec = ProgramSlotsSpec(time={"value": "80 ns", "source": "s"}, source="s")
+    >>> round(program_floor(spec, 132, 2**20) * 1e6, 1)
+    635.5
+    """
+    return float(programs) / float(sms) * spec.time.value
 
 
 class PortSpec(SpecModel):
