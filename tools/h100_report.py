@@ -121,7 +121,8 @@ def tiny_k_section(device: Any) -> list[str]:
     m, n, k = (g[c].to_numpy(dtype=np.int64) for c in ("m", "n", "k"))
     lines = [
         "Tiny k (runs/x1-tinyk, session 25: m = n of 4096, 8192 and 16384, k 16-1024; `benchmarks/device/"
-        "triton_tinyk.sh`): the output's store, not the main loop, sets these; model against ours, burst (median |error| / p90 / median, %):",
+        "triton_tinyk.sh`): the output's store, not the main loop, sets these; model against ours, burst "
+        "(median |error| / p90 / median, %):",
     ]
     for dtype in ("bf16", "fp8"):
         sel = (g["dtype"] == dtype).to_numpy()
