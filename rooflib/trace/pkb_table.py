@@ -124,7 +124,7 @@ FILLS: dict[str, tuple[tuple[str, float], ...]] = {
     "c10d.allgather_": (("parts", 1.0),),
     "c10d._allgather_base_": (("parts", 1.0),),
     "c10d.alltoall_base_": (("one", 1.0),),
-    "c10d.alltoall_": (("one", 1.0),),
+    "c10d.alltoall_": (("parts", 1.0),),
     "c10d.allreduce_": (("one", 1.0),),
     "c10d._reduce_scatter_base_": (("one", 0.0), ("one", 0.0)),
     "c10d.reduce_scatter_": (("one", 0.0), ("one", 0.0)),
@@ -132,11 +132,13 @@ FILLS: dict[str, tuple[tuple[str, float], ...]] = {
 }
 """The device work of ``rooflib.bench.pkb_symmetric``'s fills (leases x1-lease-9 on), after the fake call, of a
 collective whose tensors are integer or boolean (``integer`` on the op): per c10d call, kernels of ``(how,
-share)``: ``parts``, one copy of the input into each of the group's parts of the output (as the fake all-gather
-does once more: problem 19 gathers its fp8 output as bytes); ``one``, one kernel over ``share`` of the call's
-bytes (0: the output, one part) read and written once (an all-to-all's one broadcast copy, the sum's ``mul_``
-by the group size, a reduce-scatter's copy and ``mul_``, a scatter's copy). A sum is assumed (the fill scales
-only sums); their host time is the record's ``fill_s``, not modelled here."""
+share)``: ``parts``, one copy into each of the group's parts of the output (an all-gather's input, as the fake
+all-gather does once more: problem 19 gathers its fp8 output as bytes; a list all-to-all's own chunk);
+``one``, one kernel over ``share`` of the call's bytes (0: the output, one part) read and written once (an
+all-to-all's one broadcast copy, the sum's ``mul_`` by the group size, a reduce-scatter's copy and ``mul_``, a
+scatter's copy). A sum is assumed (the fill scales only sums); their host time is the record's ``fill_s``, not
+modelled here. A gather's part copies read the source the copy before them read and rewrite the parts the fake
+copies wrote (L2, as the fake parts)."""
 
 FAKE_PREFIX = "fake."
 """Prefix of a local part's stand-in for a collective: ``HostSpec.ops`` names its measured host cost as
@@ -180,7 +182,7 @@ def _fills(op: Op, parts: int, stream: str, at: int) -> list[Op]:
     for how, share in FILLS.get(op.name, ()):
         each = nbytes / parts if how == "parts" or share == 0.0 else nbytes * share
         params: dict[str, object] = {"bytes": each}
-        if how == "parts":  # the source the copy before read; the part the fake call's copy wrote (a gather ago)
+        if how == "parts" and op.name in FAKE_COPIES:  # the source the copy before read; the part the fake copy wrote
             params.update(l2_warm=0.5, l2_reuse=2.0 * each, l2_warm_out=0.5, l2_reuse_out=nbytes + each)
         for _ in range(parts if how == "parts" else 1):
             dep = (at + len(out) - 1,)  # after the fake call (op at - 1) and the fills before it
