@@ -120,22 +120,22 @@ FAKE_COPIES = frozenset({"c10d.allgather_", "c10d._allgather_base_", "c10d.allga
 rooflib.bench.host_worker ``c10d``, and each part is its own memcpy in the CUPTI traces of
 docs/validation/pkb/runs/x1-kernels-2)."""
 
-FILLS: dict[str, tuple[tuple[str, float], ...]] = {
-    "c10d.allgather_": (("parts", 1.0),),
-    "c10d._allgather_base_": (("parts", 1.0),),
-    "c10d.alltoall_base_": (("one", 1.0),),
-    "c10d.alltoall_": (("parts", 1.0),),
-    "c10d.allreduce_": (("one", 1.0),),
-    "c10d._reduce_scatter_base_": (("one", 0.0), ("one", 0.0)),
-    "c10d.reduce_scatter_": (("one", 0.0), ("one", 0.0)),
-    "c10d.scatter_": (("one", 0.0),),
+FILLS: dict[str, tuple[str, ...]] = {
+    "c10d.allgather_": ("parts",),
+    "c10d._allgather_base_": ("parts",),
+    "c10d.alltoall_base_": ("all",),
+    "c10d.alltoall_": ("parts",),
+    "c10d.allreduce_": ("all",),
+    "c10d._reduce_scatter_base_": ("part", "part"),
+    "c10d.reduce_scatter_": ("part", "part"),
+    "c10d.scatter_": ("part",),
 }
 """The device work of ``rooflib.bench.pkb_symmetric``'s fills (leases x1-lease-9 on), after the fake call, of a
-collective whose tensors are integer or boolean (``integer`` on the op): per c10d call, kernels of ``(how,
-share)``: ``parts``, one copy into each of the group's parts of the output (an all-gather's input, as the fake
-all-gather does once more: problem 19 gathers its fp8 output as bytes; a list all-to-all's own chunk);
-``one``, one kernel over ``share`` of the call's bytes (0: the output, one part) read and written once (an
-all-to-all's one broadcast copy, the sum's ``mul_`` by the group size, a reduce-scatter's copy and ``mul_``, a
+collective whose tensors are integer or boolean (``integer`` on the op): per c10d call, its kernels, each
+reading and writing its bytes once: ``parts``, one copy into each of the group's parts of the output (an
+all-gather's input, as the fake all-gather does once more: problem 19 gathers its fp8 output as bytes; a list
+all-to-all's own chunk); ``all``, one kernel over the call's bytes (an all-to-all's one broadcast copy, the
+sum's ``mul_`` by the group size); ``part``, one kernel over one part (a reduce-scatter's copy and ``mul_``, a
 scatter's copy). A sum is assumed (the fill scales only sums); their host time is the record's ``fill_s``, not
 modelled here. A gather's part copies read the source the copy before them read and rewrite the parts the fake
 copies wrote (L2, as the fake parts)."""
@@ -179,8 +179,8 @@ def _fills(op: Op, parts: int, stream: str, at: int) -> list[Op]:
     """The fill kernels (:data:`FILLS`) of collective ``op`` over ``parts`` ranks, the first after op ``at - 1``."""
     out: list[Op] = []
     nbytes = float(op.params.get("bytes", 0.0))
-    for how, share in FILLS.get(op.name, ()):
-        each = nbytes / parts if how == "parts" or share == 0.0 else nbytes * share
+    for how in FILLS.get(op.name, ()):
+        each = nbytes if how == "all" else nbytes / parts
         params: dict[str, object] = {"bytes": each}
         if how == "parts" and op.name in FAKE_COPIES:  # the source the copy before read; the part the fake copy wrote
             params.update(l2_warm=0.5, l2_reuse=2.0 * each, l2_warm_out=0.5, l2_reuse_out=nbytes + each)
@@ -225,7 +225,8 @@ def local_part(
         if comm:
             copies = op.name in FAKE_COPIES
             group = op.params.get("group")
-            parts = len(group) if copies and group else (program.world if copies else 1)
+            ranks = len(group) if isinstance(group, list | tuple) and group else program.world
+            parts = ranks if copies else 1
             nbytes = float(op.params.get("bytes", 0.0)) / parts if copies else 0.0
             params: dict[str, object] = {"bytes": nbytes}
             for key in ("host_calls", "host_extra"):
@@ -242,8 +243,6 @@ def local_part(
                 part = {"bytes": nbytes, "l2_warm": 0.5, **reuse}  # the source the copy before it just read
                 ops.append(Op(f"{name}.part", "copy", part, stream=stream, deps=(len(ops) - 1,), host="none"))
             if fills and op.params.get("integer"):
-                group = op.params.get("group")
-                ranks = len(group) if isinstance(group, list | tuple) and group else program.world
                 ops += _fills(op, ranks, stream, len(ops))
             keep[i] = len(ops) - 1
         else:

@@ -53,13 +53,6 @@ class TensorMeta:
         return math.prod(self.shape)
 
     @cached_property
-    def extent(self) -> int:
-        """Elements from the view's first to one past its last in its storage (``numel`` for a dense view)."""
-        if not self.stride or self.numel == 0:
-            return self.numel
-        return 1 + sum((n - 1) * abs(st) for n, st in zip(self.shape, self.stride, strict=False))
-
-    @cached_property
     def nbytes(self) -> float:
         return self.numel * self.itemsize
 

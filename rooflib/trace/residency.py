@@ -56,7 +56,9 @@ the piece before them just touched."""
 
 def _span(t: TensorMeta) -> tuple[int, int]:
     """The elements a view spans in its storage, first to one past the last."""
-    return t.offset, t.offset + t.extent
+    if not t.stride or t.numel == 0:
+        return t.offset, t.offset + t.numel
+    return t.offset, t.offset + 1 + sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride, strict=False))
 
 
 def _dense(t: TensorMeta) -> bool:
