@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from rooflib.collectives import predict_collective
 from rooflib.compute import (
@@ -69,7 +67,7 @@ from rooflib.specs.compute_models import KERNEL_OP_KINDS, program_floor
 from rooflib.specs.resolve import System
 from rooflib.topology import topology_of
 
-__all__ = ["SORT_PASSES", "OpCost", "op_cost", "op_costs"]
+__all__ = ["SORT_PASSES", "OpCost", "op_cost"]
 
 SORT_PASSES = 4
 
@@ -362,33 +360,6 @@ def _sort(system: System, op: Op) -> OpCost:
     cls = "sort_rows" if cols <= SORT_ROW_MAX else "sort"
     got = kernel_time(system.device, cls, sort_bytes(_int(op, "elements"), bytes_per_element(_dtype(op))))
     return cost if got is None else replace(cost, device_s=got)
-
-
-def _frozen(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
-def op_costs(system: System, ops: Iterable[Op], members: tuple[int, ...]) -> list[OpCost]:
-    """:func:`op_cost` of each op; ops of the same kind, name and parameters (a traced loop's steps) are costed
-    once."""
-    seen: dict[Any, OpCost] = {}
-    out = []
-    for op in ops:
-        try:
-            key = (op.kind, op.name, _frozen(op.params))
-            hash(key)
-        except TypeError:  # a parameter that cannot be a key: costed on its own
-            out.append(op_cost(system, op, members))
-            continue
-        cost = seen.get(key)
-        if cost is None:
-            cost = seen[key] = op_cost(system, op, members)
-        out.append(cost)
-    return out
 
 
 def op_cost(system: System, op: Op, members: tuple[int, ...]) -> OpCost:

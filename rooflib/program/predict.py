@@ -25,7 +25,7 @@ from typing import Any
 
 from rooflib.errors import UnitError
 from rooflib.program.advice import host_advice, region_advice
-from rooflib.program.cost import OpCost, op_costs
+from rooflib.program.cost import OpCost, op_cost
 from rooflib.program.ir import Op, Program, ProgramError
 from rooflib.program.regions import Region, find_regions, region_stage
 from rooflib.program.timeline import HostCosts, Timeline, host_costs, simulate
@@ -249,6 +249,33 @@ def _check_finite(program: Program, values: Mapping[str, float]) -> None:
             raise UnitError(f"program {program.name!r}: no finite {name}; check its parameters")
 
 
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _op_costs(system: System, ops: Iterable[Op], members: tuple[int, ...]) -> list[OpCost]:
+    """:func:`op_cost` of each op; ops of the same kind, name and parameters (a traced loop's steps) are costed
+    once."""
+    seen: dict[Any, OpCost] = {}
+    out = []
+    for op in ops:
+        try:
+            key = (op.kind, op.name, _frozen(op.params))
+            hash(key)
+        except TypeError:  # a parameter that cannot be a key: costed on its own
+            out.append(op_cost(system, op, members))
+            continue
+        cost = seen.get(key)
+        if cost is None:
+            cost = seen[key] = op_cost(system, op, members)
+        out.append(cost)
+    return out
+
+
 def predict_program(
     program: Program,
     system: System,
@@ -263,7 +290,7 @@ def predict_program(
     members = system.group(program.world if gpus is None else gpus)
     if len(members) != program.world:
         raise ProgramError(f"program {program.name!r} is written for {program.world} ranks, given {len(members)} GPUs")
-    costs = op_costs(system, program.ops, members)
+    costs = _op_costs(system, program.ops, members)
     hc = host_costs(system)
     eager = simulate(program.ops, costs, hc, "eager")
     graph = simulate(program.ops, costs, hc, "graph")

@@ -1,12 +1,12 @@
-"""``op_costs``: a program's op costs, each distinct (kind, name, parameters) costed once: the same costs as
-costing every op on its own."""
+"""``predict_program``'s op costs, each distinct (kind, name, parameters) costed once: the same costs as costing
+every op on its own."""
 
 from __future__ import annotations
 
 import pytest
 
 import rooflib
-from rooflib.program import cost
+from rooflib.program import cost, predict
 from rooflib.program.ir import Op
 
 
@@ -22,7 +22,7 @@ def test_repeated_ops_are_costed_once_with_the_same_result(monkeypatch: pytest.M
     plain = [cost.op_cost(system, op, (0, 1)) for op in ops]
     calls = []
     real = cost.op_cost
-    monkeypatch.setattr(cost, "op_cost", lambda s, op, m: calls.append(op) or real(s, op, m))
-    assert cost.op_costs(system, ops, (0, 1)) == plain
+    monkeypatch.setattr(predict, "op_cost", lambda s, op, m: calls.append(op) or real(s, op, m))
+    assert predict._op_costs(system, ops, (0, 1)) == plain
     assert len(calls) == 5  # three steps' ops, the other size, the other name
     assert plain[-2].device_s > plain[0].device_s  # the larger mul is not the remembered one
