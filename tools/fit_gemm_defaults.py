@@ -4,25 +4,21 @@ those fits (their tables are the held-out test: never fitted).
 
     python tools/fit_gemm_defaults.py --data .../aiconfigurator_core/systems/data [--evals 1000] [--write]
 
-- A100 and H100: every figure of the tile-choice model (:mod:`rooflib.compute.gemm_plan`) fitted on the
+- A100, H100 and H200: every figure of the tile-choice model (:mod:`rooflib.compute.gemm_plan`) fitted on the
   system's own table: the bf16 and fp8 efficiencies of the datasheet peak, the operand, output-tile and
   split-K partial-sum rates, the unit, kernel and split-K fixed times, the memory side's latency and its share
   of the datasheet HBM rate (``memory_share``), and the fp8 activation quantisation's fixed time. The tables
   time bursts (a few graph replays from idle), so the fits are burst figures (``duty="burst"``); a block's
-  ``sustained_share`` (measured by ``benchmarks/device/gemm_duty.sh``, not by this tool) is kept as it is;
-- H200: its block and efficiencies (bf16 and fp8) stay the ones fitted on rooflib's own H200 runs
-  (``rooflib calibrate``: cuBLAS through PyTorch, what programs run); only the fp8 activation quantisation time
-  is fitted on its table (the own runs time a bare fp8 GEMM). Fitted on its table like the others (role
-  ``fit``), the H200 block gets the table to 4.5 / 3.7 % median (bf16 / fp8) but the own runs' held-out GEMMs
-  from 6.0 to 9.6 % and the single-GPU programs measured on the lent H200 from 3.8 to 5.0 % (those of 0.5 ms
-  and more; graph mode 3.8 to 7.3 %), even with the H200's measured sustained share (0.963) applied: that H200
-  runs PyTorch's GEMMs slower than NVIDIA's TRT-LLM table says (reproduce: this tool with the H200's role
-  ``fit`` and ``--write``, then ``python tools/programs_report.py``);
-- B200 and GB200: per figure, the median over the fits of its portable form: an efficiency or share as is (A100, H100,
-  H200), a rate as bytes per bf16 FLOP of the datasheet peak and a fixed time as is (A100 and H100: the H200's
-  own block has a different structure); nvfp4 takes the fp8 quantisation time (no nvfp4 table before Blackwell).
-  Their fp8 and nvfp4 efficiencies are fitted on public Blackwell GEMMs instead (Azure's GB200 cuBLASLt runs,
-  the large shapes: :data:`rooflib.validate.public_gemm.AZURE_GB200_GEMM`), the B200 taking the GB200's.
+  ``sustained_share`` (measured by ``benchmarks/device/gemm_duty.sh`` or ``gemm_ramp.py``, not by this tool) is
+  kept as it is. Until session 26 the H200 kept a block fitted on rooflib's own H200 runs (the compute worker,
+  timed partway between the burst and the sustained rate); with its measured share (0.863, H200 ramps) charged
+  to the table-fitted block, its programs of 0.5 ms and more went from 3.8 to 1.3 % median; its small GEMVs
+  (gemv_chain) and the compute worker's bare fp8 GEMMs are predicted worse (docs/validation/README.md);
+- B200 and GB200: per figure, the median over the three fits of its portable form: an efficiency, share or fixed
+  time as is, a rate as bytes per bf16 FLOP of the datasheet peak; nvfp4 takes the fp8 quantisation time (no
+  nvfp4 table before Blackwell). Their fp8 and nvfp4 efficiencies are fitted on public Blackwell GEMMs instead
+  (Azure's GB200 cuBLASLt runs, the large shapes: :data:`rooflib.validate.public_gemm.AZURE_GB200_GEMM`), the
+  B200 taking the GB200's.
 
 The fit: Nelder-Mead from one fixed start (:data:`START`, a simplex of :data:`STEP`, restarted from its best) on
 ``--rows`` rows sampled per dtype with a fixed seed, minimising median + mean and worst class median + a quarter
@@ -59,7 +55,7 @@ DEVICES = ROOT / "hardware" / "devices"
 SYSTEMS = {  # aiconfigurator folder: (catalog device, its device file, role)
     "a100_sxm": ("a100-sxm4-80gb", "a100-sxm4-80gb.yaml", "fit"),
     "h100_sxm": ("h100-sxm5", "h100-sxm5.yaml", "fit"),
-    "h200_sxm": ("h200-sxm", "h200-sxm.yaml", "fp8"),
+    "h200_sxm": ("h200-sxm", "h200-sxm.yaml", "fit"),
     "b200_sxm": ("b200", "b200.yaml", "derived"),
     "gb200": ("gb200", "gb200.yaml", "derived"),
 }
@@ -82,8 +78,8 @@ START: dict[str, float] = {
     "mem": 2e-6,
     "hbm": 0.9,
 }
-"""The fixed start of every fit: the H200's own block (fitted on rooflib's own H200 runs, ``rooflib calibrate``), its
-rates as bytes per bf16 FLOP of the H200's peak; frozen here so that a refit of that block moves no fit."""
+"""The fixed start of every fit: the H200's former own block (fitted on rooflib's own H200 runs, ``rooflib
+calibrate``), its rates as bytes per bf16 FLOP of the H200's peak; frozen here so that the fits repeat."""
 
 STEP = 0.25
 """The start simplex's step per figure, in log space (each figure x e^0.25 = 1.28): scipy's default (5 % of the
@@ -210,13 +206,9 @@ def fit(data: Path, args: Any, log: Callable[[str], None]) -> dict[str, tuple[di
             f"measured: aiconfigurator {rel} (tools/fit_gemm_defaults.py: Nelder-Mead on {args.rows} rows per dtype, "
             f"seed {args.seed}; tools/generalization_report.py reports every row)"
         )
-        keys = ["q_fp8"] if role == "fp8" else list(start)
-        fig = fit_one(device, template, rows, keys, start, args)
+        fig = fit_one(device, template, rows, list(start), start, args)
         out[name] = (fig, source)
-        # the H200's own block has its fixed costs max'ed against the memory side, not serial: only its
-        # efficiencies (fitted on its own runs) and the quantisation time enter the medians
-        own = {k: device.gemm_efficiency(k.removeprefix("eff_")) for k in ("eff_bf16", "eff_fp8")}
-        portable.append(own | fig if role == "fp8" else fig)
+        portable.append(fig)
         log(f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in fig.items()))
     median = {k: float(np.median([p[k] for p in portable if k in p])) for k in start}
     source = (
@@ -266,7 +258,7 @@ def write(fitted: dict[str, tuple[dict[str, float], str]]) -> None:
         text = path.read_text()
         effs = {k: {"value": v.value, "source": v.source} for k, v in device.dtype_efficiency.items()}
         for dtype in ("bf16", "fp8"):
-            if f"eff_{dtype}" in fig and role != "fp8":
+            if f"eff_{dtype}" in fig:
                 effs[dtype] = {"value": round(min(fig[f"eff_{dtype}"], 1.0), 4), "source": source}
         for dtype in ("fp8", "fp4"):
             if f"eff_{dtype}_public" in fig and device.tensor_peak(dtype) is not None:
@@ -285,9 +277,6 @@ def write(fitted: dict[str, tuple[dict[str, float], str]]) -> None:
 def _block(device: DeviceSpec, fig: dict[str, float], source: str, role: str) -> dict[str, Any]:
     """The device file's ``compute.gemm`` mapping."""
     raw: dict[str, Any] = yaml.safe_load((DEVICES / "h200-sxm.yaml").read_text())["compute"]["gemm"]
-    if role == "fp8":  # the H200 keeps its own block; only the quantisation figure changes
-        raw.setdefault("quantize", {})["fp8"] = _fig(fig["q_fp8"], source, "s", _QUANT_NOTE)
-        return raw
     tiles = dict(raw["tiles"])
     if device.name != "h200-sxm":
         tiles["source"] = (

@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pkb_report, beside this file
 
-from gemm_graph_report import _gemm_file  # beside this file (the path above)
+from gemm_graph_report import _gemm_file, tiny_k_section  # beside this file (the path above)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "validation" / "h100" / "runs"
@@ -107,35 +107,11 @@ def gemm_section(data: Path | None) -> list[str]:
         "The table's fp8 rows include TRT-LLM's activation quantisation, so they are not compared with our bare fp8",
         "GEMMs; the catalog's fp8 figures were fitted on those rows (the quantisation as its own fixed time).",
         "",
-        *tiny_k_section(device),
+        *tiny_k_section(device, RUNS / "x1-tinyk" / "tinyk.jsonl"),
+        "(the H200's former own-runs block predicted 56 us for 8192 x 8192 x 64 bf16 where an H200 measured 45 us:",
+        "the largest device-time error of the PKB parts, problem 16, was that block's, not the tile model's;",
+        "the H200 now has a table-fitted block too: h200/gemm_graph.md).",
     ]
-    return lines
-
-
-def tiny_k_section(device: Any) -> list[str]:
-    """runs/x1-tinyk: GEMMs of a large output over a short k (``gemm_graph_worker --shapes tinyk``)."""
-    from rooflib.compute.gemm import gemm_times
-
-    runs = _gemm_file(RUNS / "x1-tinyk" / "tinyk.jsonl")
-    g = runs[runs["mode"] == "graph"].merge(runs[runs["mode"] == "eager"], on=KEYS, suffixes=("", "_eager"))
-    m, n, k = (g[c].to_numpy(dtype=np.int64) for c in ("m", "n", "k"))
-    lines = [
-        "Tiny k (runs/x1-tinyk, session 25: m = n of 4096, 8192 and 16384, k 16-1024; `benchmarks/device/"
-        "triton_tinyk.sh`): the output's store, not the main loop, sets these; model against ours, burst "
-        "(median |error| / p90 / median, %):",
-    ]
-    for dtype in ("bf16", "fp8"):
-        sel = (g["dtype"] == dtype).to_numpy()
-        pred = gemm_times(device, m[sel], n[sel], k[sel], dtype, duty="burst")
-        graph, eager = g["time_s"].to_numpy()[sel], g["time_s_eager"].to_numpy()[sel]
-        lines.append(
-            f"- {dtype}: graph {_stats((pred / graph - 1) * 100)}, eager {_stats((pred / eager - 1) * 100)} "
-            f"({int(sel.sum())} shapes); 8192 x 8192 x 64: {1e6 * graph[(m[sel] == 8192) & (k[sel] == 64)][0]:.1f} us"
-        )
-    lines.append(
-        "(the H200's own-runs block predicts 56 us for 8192 x 8192 x 64 bf16 where that H200 measured 45 us: the"
-    )
-    lines.append("largest device-time error of the PKB parts, problem 16, is that block's, not the tile model's).")
     return lines
 
 

@@ -4,7 +4,8 @@
 A GPU that has run large GEMMs back to back for about 0.1 s reaches its power limit and lowers its clock; a
 tensor-core GEMM then runs at its GEMM block's ``sustained_share`` of the rate it reaches from idle (measured on
 an H100: 0.86, docs/validation/duty.md). The blocks are fitted on burst timings; :func:`duty_rates` charges the
-share to a tensor rate, :func:`at_burst` gives a device that never charges it.
+share to a tensor rate, :func:`at_burst` gives a device that never charges it. A measurement's duty follows how
+long its process had kept the GPU busy (:func:`duty_after`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,26 @@ from typing import Literal
 from rooflib.compute.rates import ComputeError, Rates
 from rooflib.specs.devices import DeviceSpec
 
-__all__ = ["DUTIES", "Duty", "at_burst", "duty_rates"]
+__all__ = ["DUTIES", "WARM_S", "Duty", "at_burst", "duty_after", "duty_rates"]
 
 Duty = Literal["burst", "sustained"]
 DUTIES: tuple[Duty, ...] = ("burst", "sustained")
+
+WARM_S = 0.1
+"""Seconds of back-to-back work from idle before a GPU runs at its sustained rate. Measured: the 4 s ramps of large
+GEMMs from idle (benchmarks/device/gemm_ramp.py) lose their rate over the first 0.1-0.2 s on the lent H100s and
+the H200 (docs/validation/duty.md); the shorter end, so a timing called a burst is one."""
+
+
+def duty_after(busy_s: float) -> Duty:
+    """The duty of a timing that ran ``busy_s`` seconds after its process started the GPU from idle.
+
+    >>> duty_after(0.04), duty_after(0.5)
+    ('burst', 'sustained')
+    """
+    if not busy_s >= 0.0:
+        raise ComputeError(f"busy time must be >= 0 s, got {busy_s!r}")
+    return "burst" if busy_s < WARM_S else "sustained"
 
 
 def duty_rates(device: DeviceSpec, rates: Rates, duty: str) -> Rates:

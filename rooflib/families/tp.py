@@ -68,7 +68,8 @@ def section(v: Validation, out: Path, plots: bool) -> list[str]:
         f" {tp['baseline_err_pct'].abs().median():.1f} % (median |error|,"
         f" max {tp['baseline_err_pct'].abs().max():.1f} %)"
         f" of the measured sequential runs; bound below every measured run: {bool(tp['bound_below_all'].all())}."
-        " Details: `tp.csv`.",
+        f" Each at its measurement's GEMM duty ({_duties(tp, 'baseline_duty')}: the first 0.1 s a process keeps"
+        " the GPU busy is a burst, `rooflib.validate.tp`). Details: `tp.csv`.",
         "",
     ]
     if "ce_err_pct" in tp and tp["ce_err_pct"].notna().any():
@@ -76,12 +77,19 @@ def section(v: Validation, out: Path, plots: bool) -> list[str]:
         lines += [
             f"Copy-engine pipeline (cuBLAS pieces, peer copies on a side stream), {len(ce)} shapes: the predicted"
             f" inter-SM copy-engine schedule is within {ce.abs().median():.1f} % (median |error|, max"
-            f" {ce.abs().max():.1f} %) of the measured pipeline.",
+            f" {ce.abs().max():.1f} %) of the measured pipeline"
+            f" ({_duties(tp.dropna(subset=['ce_err_pct']), 'ce_duty')}).",
             "",
         ]
     if plots:
         lines += [f"![tensor-parallel ops]({draw(v, out / FIGURE.file)})", ""]
     return lines
+
+
+def _duties(tp: pd.DataFrame, column: str) -> str:
+    """How many comparisons ran at each duty, e.g. ``"7 burst, 29 sustained"``."""
+    counts: dict[str, int] = {str(d): int(n) for d, n in tp[column].value_counts().items()} if column in tp else {}
+    return ", ".join(f"{n} {duty}" for duty, n in sorted(counts.items())) or "no duty"
 
 
 FIGURE = Figure("tp.png", draw, rank=None)

@@ -86,13 +86,17 @@ def test_device_file_holds_the_fit(fitted: Any) -> None:
     block = device_block(fitted)
     data = yaml.safe_load(DEVICE_FILE.read_text())
     data["compute"]["memory_ops"]["hbm"].pop("topk")  # the small-op grid's fit: tests/calibrate/test_small_ops.py
-    # fp8 figures fitted on aiconfigurator's H200 GEMM table (tools/fit_gemm_defaults.py): the own runs have no fp8
-    data["compute"]["gemm"].pop("quantize", None)
     data["compute"].pop("programs")  # fitted on the PKB lease runs: tests/validation/test_triton_report.py
-    if "fp8" not in block["dtype_efficiency"]:
-        data["dtype_efficiency"].pop("fp8", None)
+    # the tensor-core GEMM block and its dtype shares are fitted on NVIDIA's H200 table since session 26
+    # (tools/fit_gemm_defaults.py, as the A100's and H100's), its sustained share on the H200 ramps
+    table_fit = "measured: aiconfigurator h200_sxm/gemm/"
+    gemm = data["compute"].pop("gemm")
+    assert gemm["operand_bandwidth"]["source"].startswith(table_fit)
+    assert gemm["sustained_share"]["source"].startswith("measured: rooflib benchmarks/device/gemm_ramp.py")
+    assert all(data["dtype_efficiency"][d]["source"].startswith(table_fit) for d in ("bf16", "fp8"))
+    block["compute"].pop("gemm")
+    assert set(block["compute"]) == set(data["compute"]), "the own runs' fit gives every other compute table"
     _close(data["compute"], block["compute"], "compute")
-    _close(data["dtype_efficiency"], block["dtype_efficiency"], "dtype_efficiency")
     # the host block is the host family's later run (runs/x1-host-programs): tests/program/test_host_costs.py
 
 
@@ -125,9 +129,14 @@ def test_held_out_errors(fitted: Any) -> None:
     assert table.loc[convs, "held_n"] >= 50 and table.loc[convs, "held_median"] < 25.0
     for family in ("memory ops (all)", "GEMM (all)", "attention (all)"):  # better than the catalog before
         assert table.loc[family, "held_median"] < table.loc[family, "before_median"] / 3
-    # the catalog device predicts the same as the fitted one (it holds the fit)
+    # the catalog device predicts the same as the fitted one (it holds the fit) but on tensor-core GEMMs and the
+    # convolutions' implicit GEMMs, whose block is fitted on NVIDIA's table
     catalog = predict_rows(device, fitted.rows)
-    assert np.allclose(catalog, pred, rtol=0.05)
+    rows = fitted.rows
+    tensor = (((rows["op"] == "gemm") & rows["dtype"].isin(["bf16", "fp8"])) | (rows["op"] == "conv")).to_numpy()
+    assert tensor.sum() > 400 and np.allclose(catalog[~tensor], pred[~tensor], rtol=0.05)
+    err = np.abs(catalog[tensor] / rows["time_s"][tensor] - 1)
+    assert float(np.median(err)) < 0.15
 
 
 def test_calibrate_writes_the_tables_into_a_profile(tmp_path: Path) -> None:
