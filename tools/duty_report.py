@@ -176,7 +176,66 @@ def report() -> str:
         "measures it (`bash benchmarks/device/gemm_duty.sh` or `gemm_ramp.py` on one GPU, then this tool).",
         "",
     ]
+    lines += programs_section()
     return "\n".join(lines)
+
+
+PROGRAMS_RUN = H200 / "x1-programs-duty" / "duty.jsonl"
+
+
+def programs_section() -> list[str]:
+    """benchmarks/device/programs_duty.py on the H200: each program point timed from idle and after seconds of
+    replays, against ``predict_program`` at the burst and the sustained rate (held out: the share is the ramps')."""
+    if not PROGRAMS_RUN.exists():
+        return []
+    import dataclasses
+
+    import rooflib
+    from rooflib.compute.duty import at_burst
+    from rooflib.validate.programs import programs_table
+
+    recs = [json.loads(line) for line in PROGRAMS_RUN.read_text().splitlines() if line.strip()]
+    bad = [r for r in recs if r.get("record") == "point" and not r.get("verified")]
+    if bad:
+        raise SystemExit(f"{PROGRAMS_RUN}: {len(bad)} outputs failed their check")
+    system = rooflib.load_system("hgx-h200", gpus=1)
+    burst_system = dataclasses.replace(system, device=at_burst(system.device))
+    points = {d: [r for r in recs if r.get("duty") == d] for d in ("burst", "sustained")}
+    tables = {
+        (measured, model): programs_table(points[measured], burst_system if model == "burst" else system)
+        for measured in points
+        for model in ("burst", "sustained")
+    }
+    lines = [
+        "",
+        "## H200 programs from idle and busy (held out: `benchmarks/device/programs_duty.py`, runs/x1-programs-duty)",
+        "",
+        "Each program point replayed as CUDA graphs: 5 replays after 4 s idle (burst), then 20 after 2 s of",
+        "back-to-back replays (sustained); every output checked. Predicted by `predict_program` (graph time) on",
+        "hgx-h200 at the burst rate (`at_burst`) and at the sustained one (the default). Cells: error, %.",
+        "",
+        "| program | shape | burst measured | vs burst model | vs sustained model | sustained measured "
+        "| vs burst model | vs sustained model | sustained over burst, measured | SM clock, burst / sustained |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    bb, bs = tables[("burst", "burst")], tables[("burst", "sustained")]
+    sb, ss = tables[("sustained", "burst")], tables[("sustained", "sustained")]
+    clocks = {(r["name"], r["duty"]): r.get("sm_mhz") for r in recs if r.get("record") == "point"}
+    for i in range(len(bb)):
+        name, shape = bb["program"].iloc[i], bb["shape"].iloc[i]
+        mb, ms = bb["measured_s"].iloc[i], ss["measured_s"].iloc[i]
+        lines.append(
+            f"| {name} | {shape} | {mb * 1e6:.1f} us | {bb['error_pct'].iloc[i]:+.1f} | {bs['error_pct'].iloc[i]:+.1f} "
+            f"| {ms * 1e6:.1f} us | {sb['error_pct'].iloc[i]:+.1f} | {ss['error_pct'].iloc[i]:+.1f} | {ms / mb:.3f} "
+            f"| {clocks.get((name, 'burst'))} / {clocks.get((name, 'sustained'))} |"
+        )
+    med = lambda t: float(t["error_pct"].abs().median())  # noqa: E731
+    lines += [
+        "",
+        f"Median |error|: burst timings {med(bb):.1f} % at the burst rate, {med(bs):.1f} % at the sustained one;",
+        f"sustained timings {med(ss):.1f} % at the sustained rate, {med(sb):.1f} % at the burst one.",
+    ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
