@@ -183,6 +183,7 @@ def report() -> str:
 
 PROGRAMS_RUNS = (
     (H100 / "x1-programs-duty" / "duty.jsonl", "hgx-h100", "H100"),
+    (H100 / "x1-programs-duty-2" / "duty.jsonl", "hgx-h100", "H100 (a second lease)"),
     (H200 / "x1-programs-duty" / "duty.jsonl", "hgx-h200", "H200"),
 )
 

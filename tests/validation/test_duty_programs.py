@@ -1,5 +1,6 @@
-"""The duty term held out on whole programs: docs/validation/h100/runs/x1-programs-duty (programs_duty.py on a lent
-H100: each program from idle and after 2 s of replays) against predict_program at each rate (needs torch)."""
+"""The duty term held out on whole programs: docs/validation/h100/runs/x1-programs-duty and -2 (programs_duty.py on
+two leases of a lent H100: each program from idle and after 2 s of replays) against predict_program at each rate
+(needs torch)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,16 @@ import pytest
 import rooflib
 from rooflib.compute.duty import at_burst
 
-RUN = Path(__file__).resolve().parents[2] / "docs" / "validation" / "h100" / "runs" / "x1-programs-duty" / "duty.jsonl"
+RUNS = Path(__file__).resolve().parents[2] / "docs" / "validation" / "h100" / "runs"
 
 
-def test_each_timing_is_predicted_best_at_its_own_duty() -> None:
+@pytest.mark.parametrize("run", ["x1-programs-duty", "x1-programs-duty-2"])
+def test_each_timing_is_predicted_best_at_its_own_duty(run: str) -> None:
     pytest.importorskip("torch")
     from rooflib.validate.programs import programs_table
 
-    recs = [json.loads(line) for line in RUN.read_text().splitlines() if line.strip()]
+    path = RUNS / run / "duty.jsonl"
+    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     points = [r for r in recs if r.get("record") == "point"]
     assert len(points) == 16 and all(r["verified"] for r in points)
     sustained = rooflib.load_system("hgx-h100", gpus=1)
@@ -34,6 +37,7 @@ def test_each_timing_is_predicted_best_at_its_own_duty() -> None:
                 table = programs_table(rows, system)
                 assert table["bound_below"].all()
                 err[(measured, model)] = float(table["error_pct"].abs().median())
-    assert err[("burst", "burst")] < 5.0 and err[("sustained", "sustained")] < 5.0  # 3.1 and 2.6 %
-    assert err[("burst", "sustained")] > 2 * err[("burst", "burst")]  # 10.0 %
-    assert err[("sustained", "burst")] > 2 * err[("sustained", "sustained")]  # 9.0 %
+    # first lease 3.1 and 2.6 %, the second 3.0 and 3.9 %
+    assert err[("burst", "burst")] < 5.0 and err[("sustained", "sustained")] < 5.0
+    assert err[("burst", "sustained")] > 2 * err[("burst", "burst")]  # 10.0, 9.8 %
+    assert err[("sustained", "burst")] > 2 * err[("sustained", "sustained")]  # 9.0, 8.8 %
