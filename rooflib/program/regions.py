@@ -18,13 +18,19 @@ communication op's ``overlaps`` parameter names the compute op it may overlap). 
   (context parallelism by all-gather, Llama 3's choice): a fused kernel pulls each peer's block as it computes,
   as ring attention does, one step per rank;
 - ``ulysses_attention``: all-to-all, attention, all-to-all (sequence to head sharding and back; DeepSpeed-Ulysses);
+- ``map_comm`` / ``comm_map``: a memory-bound op (elementwise, normalisation, reduction) whose output the
+  collective after it moves / which reads the collective's output (quantise then all-gather, dequantise then
+  all-to-all, reduce-scatter then scale, partial sums then all-reduce): the op and the collective move the same
+  number of elements (in 1-, 2- or 4-byte elements: a cast may sit in the op); a fused kernel sends each chunk
+  as it computes it, or computes on each chunk as it lands, and shares the HBM with the transfer's own reads
+  and writes (``Stage.comm_hbm_bytes``);
 - ``overlap``: a compute op and a collective it does not wait for, in ``calls`` steps (DDP buckets, FSDP layers,
   pipeline micro-batches): compute of one step overlaps communication of the next;
 - ``collective``: a collective or send/recv with no compute to fuse with (the library's algorithm against the
   fastest modelled kernel).
 
 Tile sizes, pipelining grain and reuse follow the device's GEMM tile (``DeviceSpec.gemm_tile``) and flash
-attention's 128-row query tiles.
+attention's 128-row query tiles; a memory-bound region's chunk is one GEMM output tile's bytes in bf16.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from functools import partial
 from rooflib.compute import attention, bytes_per_element, gemm
 from rooflib.compute.cost import ComputeCost
 from rooflib.program.ir import Op, Program, ProgramError
+from rooflib.program.memory_stage import memory_stage
 from rooflib.schedule import Comm, Stage, gemm_pipeline
 from rooflib.specs.resolve import System
 
@@ -52,9 +59,15 @@ PATTERNS = (
     "ring_attention",
     "ag_attention",
     "ulysses_attention",
+    "map_comm",
+    "comm_map",
     "overlap",
     "collective",
 )
+MEMORY_KINDS = ("elementwise", "norm", "reduction")
+"""Op kinds a ``map_comm`` / ``comm_map`` region fuses with a collective (memory-bound: HBM sets their time)."""
+_MAPPED = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
+_ELEMENT_SIZES = (1.0, 2.0, 4.0)
 _AFTER_GEMM = {"all_reduce": "gemm_ar", "reduce_scatter": "gemm_rs", "all_to_all": "gemm_a2a"}
 _QUERY_TILE = 128  # rows of queries per flash-attention tile (FlashAttention-2/3 forward)
 
@@ -192,6 +205,67 @@ def _attention_pair(program: Program, i: int) -> Region | None:
     return None
 
 
+def _elements(op: Op, side: str) -> float | None:
+    """Elements a memory-bound op writes (``out``) or reads per input (``in``); None for other ops and fills."""
+    if op.kind not in MEMORY_KINDS or _glue_bytes(op) is not None or op.params.get("curve") is not None:
+        return None
+    if op.kind == "norm":
+        return _f(op, "rows") * _f(op, "cols")
+    if op.kind == "reduction" and side == "out":
+        return _f(op, "outputs", 1)
+    return _f(op, "elements")
+
+
+def _moved(op: Op, world: int, side: str) -> float:
+    """Bytes of a collective's input (``in``) or output (``out``) on one rank (``bytes`` is nccl-tests' size)."""
+    nbytes = _f(op, "bytes")
+    coll = _comm_op(op)
+    if (coll == "all_gather" and side == "in") or (coll == "reduce_scatter" and side == "out"):
+        return nbytes / world
+    return nbytes
+
+
+def _same_elements(nbytes: float, elements: float | None) -> bool:
+    """``nbytes`` holds exactly ``elements`` elements of 1, 2 or 4 bytes."""
+    return elements is not None and elements > 0 and any(_close(nbytes, elements * e) for e in _ELEMENT_SIZES)
+
+
+def _mapped(op: Op) -> bool:
+    return op.kind == "collective" and _comm_op(op) in _MAPPED and "group" not in op.params
+
+
+def _map_pair(program: Program, i: int) -> Region | None:
+    """A memory-bound op, then a collective of its output (``map_comm``); or a collective, then a memory-bound op
+    of its output (``comm_map``). Copies of the moved tensor in between are glue. A collective that feeds a
+    GEMM or an attention op is left to that op's pattern."""
+    ops, op = program.ops, program.ops[i]
+    if _mapped(op):
+        size = _moved(op, program.world, "out")
+        j = _skip_glue(program, i + 1, op.stream, (size,))
+        nxt = ops[j]
+        if nxt.stream == op.stream and _same_elements(size, _elements(nxt, "in")):
+            return Region("comm_map", j, (i,), tuple(range(i + 1, j)))
+        return None
+    out = _elements(op, "out")
+    if out is None:
+        return None
+    j = i + 1
+    while j < len(ops) - 1 and ops[j].stream == op.stream and _glue_bytes(ops[j]) is not None:
+        j += 1
+    nxt = ops[j]
+    if nxt.stream != op.stream or not _mapped(nxt):
+        return None
+    size = _moved(nxt, program.world, "in")
+    glue = tuple(range(i + 1, j))
+    if not _same_elements(size, out) or any(not _close(_glue_bytes(ops[k]) or 0.0, size) for k in glue):
+        return None
+    if j + 1 < len(ops) and ops[j + 1].kind in ("gemm", "attention"):
+        after = _pair(program, j)  # the collective feeds a GEMM or an attention op: that region is worth more
+        if after is not None and after.pattern not in ("map_comm", "comm_map"):
+            return None
+    return Region("map_comm", i, (j,), glue)
+
+
 def _pair(program: Program, i: int) -> Region | None:
     """The operand-matched region starting at op ``i``, if any."""
     kind = program.ops[i].kind
@@ -199,7 +273,11 @@ def _pair(program: Program, i: int) -> Region | None:
         found = _gemm_pair(program, i)
         if found is not None:
             return found
-    return _attention_pair(program, i) if kind in COMM_KINDS else None
+    if kind in COMM_KINDS:
+        found = _attention_pair(program, i)
+        if found is not None:
+            return found
+    return _map_pair(program, i) if kind in ("collective", *MEMORY_KINDS) else None
 
 
 def _named(program: Program, taken: set[int]) -> list[Region]:
@@ -270,6 +348,24 @@ def _tiles(system: System, op: Op) -> int:
     return math.ceil(_f(op, "m") / t.m) * math.ceil(_f(op, "n") / t.n) * int(_f(op, "batch", 1))
 
 
+def _attention_stage(system: System, program: Program, region: Region, name: str, op: Op, comm: Comm) -> Stage:
+    """The stage of an attention region: a step pipeline (overlap, ring, all-gathered K/V) or Ulysses's heads."""
+    cost = partial(_attention_cost, system, op)
+    if region.pattern == "overlap":
+        steps = comm.calls
+        return Stage(name, cost, comm, steps, comm.nbytes / steps, steps=steps)
+    q_tiles = float(math.ceil(_f(op, "seq_q") / _QUERY_TILE))
+    if region.pattern in ("ring_attention", "ag_attention"):
+        steps = comm.calls + 1 if region.pattern == "ring_attention" else program.world
+        tile = comm.nbytes / (comm.calls if region.pattern == "ring_attention" else steps)
+        return Stage(name, cost, comm, steps, tile, steps=steps, intra_reuse=q_tiles)
+    if region.pattern == "ulysses_attention":
+        heads = int(_f(op, "heads"))
+        reuse = float(math.ceil(_f(op, "seq_kv") / _QUERY_TILE))
+        return Stage(name, cost, comm, heads, comm.nbytes / heads, steps=heads, intra_reuse=reuse)
+    raise ProgramError(f"region {name!r}: pattern {region.pattern!r} does not fit an attention op")
+
+
 def region_stage(system: System, program: Program, region: Region) -> Stage:
     """The schedule model's stage for ``region`` of ``program`` on ``system``."""
     ops = program.ops
@@ -280,22 +376,12 @@ def region_stage(system: System, program: Program, region: Region) -> Stage:
     op = ops[region.compute]
     before = region.comms[0] < region.compute
     comm = _comm(system, comms, before)
+    if region.pattern in ("map_comm", "comm_map"):
+        return memory_stage(system, program.world, name, op, comm)
     if op.kind not in ("gemm", "attention"):
         raise ProgramError(f"region {name!r}: a fused region computes a gemm or an attention op, not {op.kind}")
     if op.kind == "attention":
-        cost = partial(_attention_cost, system, op)
-        if region.pattern == "overlap":
-            steps = comm.calls
-            return Stage(name, cost, comm, steps, comm.nbytes / steps, steps=steps)
-        q_tiles = float(math.ceil(_f(op, "seq_q") / _QUERY_TILE))
-        if region.pattern in ("ring_attention", "ag_attention"):
-            steps = comm.calls + 1 if region.pattern == "ring_attention" else program.world
-            tile = comm.nbytes / (comm.calls if region.pattern == "ring_attention" else steps)
-            return Stage(name, cost, comm, steps, tile, steps=steps, intra_reuse=q_tiles)
-        if region.pattern == "ulysses_attention":
-            heads = int(_f(op, "heads"))
-            reuse = float(math.ceil(_f(op, "seq_kv") / _QUERY_TILE))
-            return Stage(name, cost, comm, heads, comm.nbytes / heads, steps=heads, intra_reuse=reuse)
+        return _attention_stage(system, program, region, name, op, comm)
     cost = partial(_gemm_cost, system, op)
     if region.pattern == "overlap":
         steps = comm.calls

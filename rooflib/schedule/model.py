@@ -19,6 +19,9 @@ the stage's bytes by mechanism ``m`` driven by ``k`` SMs, ``S`` the SMs of the G
   layers) take ``max(C, M) + min(C, M) / steps``. ``s`` is chosen to minimise the time; the copy engine needs
   no SMs (``s = 0``) and pays its ``piece_cost`` (else its fixed cost) per further wave.
 
+A memory-bound compute that overlaps its transfer (intra- and inter-SM) shares the HBM with it: it also moves
+the stage's ``comm_hbm_bytes`` at its own HBM rate (:func:`_beside_comm`).
+
 Step pipelines send one message per step (each pays its mechanism's fixed cost) and signal each step's arrival
 (``steps x sync_inter_sm``), so a pipeline of a billion steps costs what it should. Groups that span NVLink
 domains send the NVLink share by the mechanism and the network share by GPUDirect RDMA at once
@@ -100,9 +103,22 @@ def _sequential(ctx: Context, mech: Mechanism) -> Choice:
     return Choice("sequential", 0 if not CAPABILITIES[mech].uses_sms else ctx.sms, ctx.label(mech), t)
 
 
+def _beside_comm(ctx: Context, c: float, sms: int) -> float:
+    """Compute time ``c`` on ``sms`` SMs while the communication runs beside it: a memory-bound compute shares
+    the HBM with the communication's own reads and writes (``Stage.comm_hbm_bytes``) and takes them at its rate."""
+    extra = ctx.stage.comm_hbm_bytes
+    if extra <= 0 or ctx.stage.compute is None or sms <= 0 or not math.isfinite(c):
+        return c
+    cost = ctx.cost(sms)
+    if cost.memory_s < cost.compute_s or cost.hbm_bytes <= 0 or cost.time_s <= 0:
+        return c
+    return c + extra * cost.time_s / cost.hbm_bytes
+
+
 def _intra(ctx: Context, mech: Mechanism) -> Choice | None:
     """Intra-SM time; None when the send buffers leave the compute no pipeline (``rooflib.schedule.pressure``)."""
-    c, m = ctx.compute(ctx.sms), ctx.comm(mech, ctx.sms, ctx.stage.intra_reuse, _pieces(ctx))
+    c = _beside_comm(ctx, ctx.compute(ctx.sms), ctx.sms)
+    m = ctx.comm(mech, ctx.sms, ctx.stage.intra_reuse, _pieces(ctx))
     pipe = ctx.stage.pipeline
     if pipe is not None and ctx.stage.compute is not None and ctx.egress > 0:
         send = ctx.egress * ctx.stage.intra_reuse
@@ -125,13 +141,13 @@ def _inter_at(ctx: Context, mech: Mechanism, s: int) -> float:
     sync = ctx.system.device.sync_inter_sm.value
     if not CAPABILITIES[mech].uses_sms:  # copy engine: all SMs compute (but the network side's), one DMA a wave
         net = ctx.network_sms(ctx.sms)
-        c = ctx.compute(ctx.sms - net)
+        c = _beside_comm(ctx, ctx.compute(ctx.sms - net), ctx.sms - net)
         waves = ctx.stage.steps or max(1, math.ceil(ctx.stage.tiles / ctx.sms))
         ce = ctx.system.device.transfer.copy_engine
         fixed = (ce.piece_cost or ce.fixed_cost).value  # each further piece and its arrival signal
         m = ctx.comm(mech, ctx.sms) + (waves - 1) * fixed
         return max(c, m) + min(c, m) / waves + sync + ctx.launch
-    c = ctx.compute(ctx.sms - s)
+    c = _beside_comm(ctx, ctx.compute(ctx.sms - s), ctx.sms - s)
     if not math.isfinite(c):
         return math.inf
     if ctx.stage.steps:  # step pipelines (ring hops, buckets, layers): one step of the smaller part is exposed

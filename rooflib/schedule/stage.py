@@ -65,6 +65,9 @@ class Stage:
     nbytes)`` in seconds (a kernel's own measured send path, for instance).
     ``pipeline``: the compute kernel's shared-memory mainloop and registers, for the intra-SM pressure checks
     (:mod:`rooflib.schedule.pressure`); None when the compute keeps no operand pipeline.
+    ``comm_hbm_bytes``: HBM bytes the communication reads or writes on this GPU beyond what the compute's own
+    cost counts; when the compute is memory-bound and the two overlap, they share the HBM, so overlapped
+    schedules add these bytes to the compute at its HBM rate (0 for compute-bound stages).
     """
 
     name: str
@@ -77,3 +80,4 @@ class Stage:
     library_launches: int = 1
     send_time: Callable[[str, int, float], float] | None = None
     pipeline: Pipeline | None = None
+    comm_hbm_bytes: float = 0.0

@@ -199,6 +199,11 @@ class DeviceSpec(SpecModel):
     operand_latency: Duration | None = Field(
         None, description="loaded latency of a bulk operand load from L2 into shared memory, all SMs streaming"
     )
+    hbm_per_sm: Bandwidth | None = Field(
+        None,
+        description="the HBM rate one SM streams alone (bulk loads, enough bytes in flight): what a memory-bound "
+        "kernel on a few SMs gets, min(HBM, SMs x this), where communication SMs take the rest",
+    )
     compute: ComputeModels | None = Field(
         None,
         description="measured compute-model tables: memory ops, GEMM tiles, attention (rooflib.specs.compute_models)",

@@ -18,6 +18,7 @@ EXPECTED = {
     "fsdp",
     "pipeline_sendrecv",
     "collective",
+    "allreduce_rmsnorm",
 }
 
 

@@ -11,8 +11,8 @@
 //   wgmma_bf16, wgmma_fp8          wgmma.mma_async m64n256k16 bf16 / m64n256k32 e4m3 (sm_90a), A and B tiles in
 //                                  shared memory (no swizzle), f32 accumulators in registers, --warpgroups
 //                                  per block, one block per SM
-//   tma_stream                     a GEMM mainloop's operand supply without the math: one block per SM (and one
-//                                  block alone), one thread keeping --depths bulk loads (cp.async.bulk global ->
+//   tma_stream                     a GEMM mainloop's operand supply without the math: one block per SM on
+//                                  --tma-blocks SMs (default every SM, and one alone), one thread keeping --depths bulk loads (cp.async.bulk global ->
 //                                  shared, mbarrier completion) of --stage-bytes in flight, from HBM (--bytes,
 //                                  streamed once) and from L2 (the l2_read working set, --passes times). Gives
 //                                  the per-SM operand rate against the bytes in flight (Little's law: the
@@ -33,6 +33,7 @@ static const char* kHelp =
     "                      tma_stream (default: all)\n"
     "  --depths LIST       tma_stream loads in flight per SM (default 1,2,3,4,6,8)\n"
     "  --stage-bytes LIST  tma_stream bytes per load (default 16K,32K,64K; depth x stage <= 200 KiB)\n"
+    "  --tma-blocks LIST   tma_stream blocks, one per SM: 'all' (every SM) or a count (default all,1)\n"
     "  --device N          GPU (default 0)\n"
     "  --bytes SIZE        HBM buffer size (default 2G)\n"
     "  --l2-fraction F     L2 working set as a fraction of the L2 size (default 0.25)\n"
@@ -357,6 +358,7 @@ int main(int argc, char** argv) {
       "--tests", "hbm_read,hbm_write,hbm_copy,l2_read,mma_sync_bf16,mma_sync_fp8,wgmma_bf16,wgmma_fp8,tma_stream");
   const auto depths = a.list("--depths", "1,2,3,4,6,8");
   const auto stage_list = a.list("--stage-bytes", "16K,32K,64K");
+  const auto tma_blocks = a.list("--tma-blocks", "all,1");
   const int dev = static_cast<int>(a.integer("--device", 0));
   const size_t bytes = static_cast<size_t>(a.integer("--bytes", 2LL << 30)) / 64 * 64;
   const double l2_fraction = atof(a.str("--l2-fraction", "0.25").c_str());
@@ -460,7 +462,9 @@ int main(int argc, char** argv) {
       RL_CHECK(cudaMalloc(&x, bytes));
       fill_words_on(dev, x, bytes, seed, nullptr);
       for (const char* source : {"hbm", "l2"}) {
-        for (int grid_blocks : {sms, 1}) {
+        for (const auto& gb : tma_blocks) {
+          const int grid_blocks = gb == "all" ? sms : atoi(gb.c_str());
+          if (grid_blocks < 1 || grid_blocks > sms) fail(g_program, "--tma-blocks must be 'all' or 1..SMs", 2);
           for (const auto& st : stage_list) {
             const uint32_t stage = static_cast<uint32_t>(Args::parse_size(st));
             if (stage < 1024 || stage % 16 != 0) fail(g_program, "--stage-bytes must be multiples of 16, >= 1K", 2);
@@ -471,10 +475,11 @@ int main(int argc, char** argv) {
               if (smem > 200 * 1024) continue;
               const bool l2 = std::string(source) == "l2";
               const long long span = static_cast<long long>((l2 ? l2_ws : bytes) / stage);
-              // HBM: each chunk once per launch (one block alone: 1/64 of the buffer); L2: the working set
-              // `passes` times (one block alone: 4 passes of 64 chunks)
+              // HBM: each chunk at most once per launch, each block at most 1/64 of the buffer (one block
+              // alone: 1/64); L2: the working set `passes` times (one block alone: 4 passes of 64 chunks)
               const long long per_block = grid_blocks == 1 ? (l2 ? 256 : span / 64)
-                                                           : (l2 ? span * passes : span) / grid_blocks;
+                                          : l2         ? span * passes / grid_blocks
+                                                       : std::min(span / 64, span / grid_blocks);
               const long long span_used = grid_blocks == 1 && l2 ? 64 : span;
               RL_CHECK(cudaFuncSetAttribute(tma_stream<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
               RL_CHECK(cudaFuncSetAttribute(tma_stream<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));

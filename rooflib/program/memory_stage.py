@@ -1,0 +1,78 @@
+"""The stage of a memory-bound op fused with a collective (:mod:`rooflib.program.regions`' ``map_comm`` and
+``comm_map``): its cost on a number of SMs, its chunks and the HBM bytes the transfer adds beside it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from rooflib.compute.cost import ComputeCost
+from rooflib.compute.rates import check_dtype
+from rooflib.program.cost import op_cost
+from rooflib.program.ir import Op
+from rooflib.schedule import Comm, Stage
+from rooflib.schedule.stage import direct_egress
+from rooflib.specs.compute_models import program_floor
+from rooflib.specs.resolve import System
+
+__all__ = ["memory_cost", "memory_stage"]
+
+
+def memory_cost(system: System, op: Op) -> Callable[[int | None], ComputeCost]:
+    """A memory-bound op's cost on a number of SMs: on all of them its program cost (measured curves, L2, the
+    program floor); on fewer, no faster than those SMs stream (``DeviceSpec.hbm_per_sm`` each) and start its
+    programs (the floor of a Triton grid on that many SMs); its FLOPs on their vector units."""
+    base = op_cost(system, op, ())
+    dev = system.device
+    dtype = check_dtype(str(op.params.get("dtype", "bf16")))
+    peak = dev.vector_peak(dtype) or dev.vector_peak("fp32") or math.inf
+    total = int(dev.sms.value)
+    per_sm = dev.hbm_per_sm.value if dev.hbm_per_sm is not None else None
+    programs = op.params.get("programs")
+    floors = dev.compute.programs if dev.compute is not None else None
+
+    def cost(sms: int | None) -> ComputeCost:
+        used = total if sms is None else sms
+        flops_rate = peak * used / total
+        compute_s = base.flops / flops_rate
+        memory_s = base.device_s
+        if used < total:
+            if per_sm is not None:
+                memory_s = max(memory_s, base.hbm_bytes / (used * per_sm))
+            else:  # no per-SM figure: the op's rate shrinks with its SMs
+                memory_s *= total / used
+            if isinstance(programs, int) and floors is not None:
+                memory_s = max(memory_s, program_floor(floors, used, programs))
+        rate = base.hbm_bytes / memory_s if memory_s > 0 and base.hbm_bytes > 0 else dev.hbm_bandwidth.value
+        return ComputeCost(
+            base.flops,
+            base.hbm_bytes,
+            compute_s,
+            memory_s,
+            max(compute_s, memory_s),
+            "vector",
+            dtype,
+            flops_rate,
+            rate,
+            used,
+        )
+
+    return cost
+
+
+def memory_stage(system: System, world: int, name: str, op: Op, comm: Comm) -> Stage:
+    """A memory-bound op with the collective of its output (or on its input): chunks of one GEMM output tile's
+    bytes in bf16; the HBM bytes the transfer adds beside the op: what lands from peers (less the op's own
+    output, which a fused producer sends instead of storing), or, on the receiving side, what the sends read and
+    what lands (the op then reads it)."""
+    t = system.device.gemm_tile
+    chunk = float(t.m * t.n * 2)
+    n = world  # a region's collective spans the whole world (no ``group``)
+    moved = direct_egress(comm.op, comm.nbytes, n)  # bytes each GPU sends (and, balanced, receives)
+    if comm.before_compute:
+        extra = 2.0 * moved
+    else:
+        local = comm.nbytes / n if comm.op == "all_gather" else comm.nbytes
+        extra = max(0.0, moved - local)
+    tiles = max(1, math.ceil(comm.nbytes / chunk))
+    return Stage(name, memory_cost(system, op), comm, tiles, comm.nbytes / tiles, comm_hbm_bytes=extra)
