@@ -31,7 +31,7 @@ from rooflib.specs.compute_models import KERNEL_OP_KINDS, MEMORY_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SizeCurve, log_interp
 
-__all__ = ["BORROW", "HOLD_TIME", "l2_ratio", "memory_efficiency", "memory_rate", "memory_time"]
+__all__ = ["BORROW", "HOLD_TIME", "l2_ratio", "memory_efficiency", "memory_rate", "memory_time", "sm_stream_share"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -155,3 +155,29 @@ def memory_time(
     b = np.asarray(nbytes, dtype=np.float64)
     rate = memory_rate(device, op, b, cols=cols, l2_resident=l2_resident)
     return np.asarray(np.where(b > 0, b / rate, 0.0), dtype=np.float64)
+
+
+def sm_stream_share(device: DeviceSpec, sms: int) -> float:
+    """The share of its all-SM HBM rate a memory-bound kernel keeps on ``sms`` SMs (the rest communicating).
+
+    With one SM's stream rate ``r`` (``hbm_per_sm``) and the GPU's ``R`` (``hbm_bandwidth x hbm_efficiency``),
+    ``k`` SMs stream at the smooth minimum ``((k r)^-p + R^-p)^(-1/p)`` (``p``: ``hbm_sm_sharpness``), taken
+    relative to all SMs'. Without the figures: ``sms / SMs`` (the rate shrinks with the SMs).
+
+    >>> from rooflib.specs import default_catalog
+    >>> dev = default_catalog().device("h200-sxm")
+    >>> round(sm_stream_share(dev, 132), 3), round(sm_stream_share(dev, 16), 2)
+    (1.0, 0.51)
+    """
+    total = int(device.sms.value)
+    k = min(max(int(sms), 1), total)
+    r, p = device.hbm_per_sm, device.hbm_sm_sharpness
+    if r is None or p is None:
+        return k / total
+    big = device.hbm_bandwidth.value * device.hbm_efficiency.value
+
+    def rate(n: int) -> float:
+        return float(((n * r.value) ** -p.value + big**-p.value) ** (-1.0 / p.value))
+
+    return rate(k) / rate(total)
+

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 
 from rooflib.compute.cost import ComputeCost
+from rooflib.compute.memory import sm_stream_share
 from rooflib.compute.rates import check_dtype
 from rooflib.program.cost import op_cost
 from rooflib.program.ir import Op
@@ -20,14 +21,14 @@ __all__ = ["memory_cost", "memory_stage"]
 
 def memory_cost(system: System, op: Op) -> Callable[[int | None], ComputeCost]:
     """A memory-bound op's cost on a number of SMs: on all of them its program cost (measured curves, L2, the
-    program floor); on fewer, no faster than those SMs stream (``DeviceSpec.hbm_per_sm`` each) and start its
-    programs (the floor of a Triton grid on that many SMs); its FLOPs on their vector units."""
+    program floor); on fewer, at the share of that rate those SMs stream
+    (:func:`rooflib.compute.memory.sm_stream_share`) and no faster than they start its programs (the floor of a
+    Triton grid on that many SMs); its FLOPs on their vector units."""
     base = op_cost(system, op, ())
     dev = system.device
     dtype = check_dtype(str(op.params.get("dtype", "bf16")))
     peak = dev.vector_peak(dtype) or dev.vector_peak("fp32") or math.inf
     total = int(dev.sms.value)
-    per_sm = dev.hbm_per_sm.value if dev.hbm_per_sm is not None else None
     programs = op.params.get("programs")
     floors = dev.compute.programs if dev.compute is not None else None
 
@@ -37,10 +38,7 @@ def memory_cost(system: System, op: Op) -> Callable[[int | None], ComputeCost]:
         compute_s = base.flops / flops_rate
         memory_s = base.device_s
         if used < total:
-            if per_sm is not None:
-                memory_s = max(memory_s, base.hbm_bytes / (used * per_sm))
-            else:  # no per-SM figure: the op's rate shrinks with its SMs
-                memory_s *= total / used
+            memory_s /= sm_stream_share(dev, used)
             if isinstance(programs, int) and floors is not None:
                 memory_s = max(memory_s, program_floor(floors, used, programs))
         rate = base.hbm_bytes / memory_s if memory_s > 0 and base.hbm_bytes > 0 else dev.hbm_bandwidth.value

@@ -15,6 +15,7 @@ from rooflib.specs.figures import (
     FlopRate,
     Fraction,
     Frequency,
+    Ratio,
     SizeCurve,
     SpecModel,
     WholeNumber,
@@ -201,8 +202,13 @@ class DeviceSpec(SpecModel):
     )
     hbm_per_sm: Bandwidth | None = Field(
         None,
-        description="the HBM rate one SM streams alone (bulk loads, enough bytes in flight): what a memory-bound "
-        "kernel on a few SMs gets, min(HBM, SMs x this), where communication SMs take the rest",
+        description="the HBM rate one SM streams (bulk loads, enough bytes in flight): with hbm_sm_sharpness, "
+        "the rate of a memory-bound kernel on a few SMs (rooflib.compute.memory.sm_stream_share)",
+    )
+    hbm_sm_sharpness: Ratio | None = Field(
+        None,
+        description="p of the smooth minimum (k r)^-p + R^-p of k SMs' stream rate and the GPU's (a larger p: "
+        "a sharper knee)",
     )
     compute: ComputeModels | None = Field(
         None,
