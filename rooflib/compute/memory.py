@@ -180,4 +180,3 @@ def sm_stream_share(device: DeviceSpec, sms: int) -> float:
         return float(((n * r.value) ** -p.value + big**-p.value) ** (-1.0 / p.value))
 
     return rate(k) / rate(total)
-
