@@ -59,18 +59,17 @@ def memory_cost(system: System, op: Op) -> Callable[[int | None], ComputeCost]:
 
 
 def memory_stage(system: System, world: int, name: str, op: Op, comm: Comm) -> Stage:
-    """A memory-bound op with the collective of its output (or on its input): chunks of one GEMM output tile's
-    bytes in bf16; the HBM bytes the transfer adds beside the op: what lands from peers (less the op's own
-    output, which a fused producer sends instead of storing), or, on the receiving side, what the sends read and
-    what lands (the op then reads it)."""
+    """A memory-bound op with the collective of its output (or on its input): the op's own part of the moved
+    tensor (an all-gather's input, a reduce-scatter's output: one rank's share) in chunks of one GEMM output
+    tile's bytes in bf16; the HBM bytes the transfer adds beside the op: what lands from peers (less the op's
+    own output, which a fused producer sends instead of storing), or, on the receiving side, what the sends read
+    and what lands (the op then reads it)."""
     t = system.device.gemm_tile
     chunk = float(t.m * t.n * 2)
     n = world  # a region's collective spans the whole world (no ``group``)
     moved = direct_egress(comm.op, comm.nbytes, n)  # bytes each GPU sends (and, balanced, receives)
-    if comm.before_compute:
-        extra = 2.0 * moved
-    else:
-        local = comm.nbytes / n if comm.op == "all_gather" else comm.nbytes
-        extra = max(0.0, moved - local)
-    tiles = max(1, math.ceil(comm.nbytes / chunk))
-    return Stage(name, memory_cost(system, op), comm, tiles, comm.nbytes / tiles, comm_hbm_bytes=extra)
+    shard = comm.op == ("reduce_scatter" if comm.before_compute else "all_gather")
+    local = comm.nbytes / n if shard else comm.nbytes  # the bytes the op itself writes or reads
+    extra = 2.0 * moved if comm.before_compute else max(0.0, moved - local)
+    tiles = max(1, math.ceil(local / chunk))
+    return Stage(name, memory_cost(system, op), comm, tiles, local / tiles, comm_hbm_bytes=extra)

@@ -99,3 +99,15 @@ def test_allreduce_rmsnorm_workload_is_advised() -> None:
     (advice,) = [a for a in d["advice"] if a["ops"]]
     assert advice["pattern"] == "comm_map" and advice["binding"] == "communication"
     assert advice["bound_s"] <= advice["best"]["time_s"] <= advice["library_s"]
+
+
+def test_a_gathered_producer_is_cut_into_its_own_share() -> None:
+    """An all-gather's producer writes one rank's share: its chunks are of that share, not of the gathered whole."""
+    b = rooflib.ProgramBuilder("quant_ag", world=8)
+    b.elementwise("copy", N)
+    b.collective("all_gather", 8.0 * N)
+    program = b.build()
+    stage = region_stage(H200, program, fusable_regions(program)[0])
+    t = H200.device.gemm_tile
+    assert stage.tiles == -(-N // (t.m * t.n * 2)) and stage.tile_bytes * stage.tiles == pytest.approx(N)
+    assert stage.comm_hbm_bytes == pytest.approx(8.0 * N * 7 / 8 - N)  # landing bytes less its own store
