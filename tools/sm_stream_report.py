@@ -21,6 +21,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "docs" / "validation" / "h200" / "runs" / "x1-sm-stream"
+H100_RUN = ROOT / "docs" / "validation" / "h100" / "runs" / "x1-sm-stream"  # the same sweep on an H100, if run
 OUT = ROOT / "docs" / "validation" / "h200" / "sm_stream.md"
 SMS = 132
 
@@ -105,8 +106,37 @@ def report() -> tuple[str, float, float]:
         f"{100 * float(np.median(np.abs(sharp))):.1f} % median, worst {100 * float(np.max(np.abs(sharp))):.1f} %.",
         "The H100, B200, GB200 and A100 take these figures as assumptions (no measurement of their SMs here).",
         "",
+        *_h100_section(r, p),
     ]
     return "\n".join(lines), r, p
+
+
+def _h100_section(r: float, p: float) -> list[str]:
+    """The H200's figures against the same sweep on an H100 (held out: both passes), where it was run."""
+    if not (H100_RUN / "sm_stream.jsonl").exists():
+        return []
+    passes = [
+        envelope(H100_RUN / name) for name in ("sm_stream.jsonl", "sm_stream_2.jsonl") if (H100_RUN / name).exists()
+    ]
+    best = {k: max(e.get(k, 0.0) for e in passes) for k in sorted(set().union(*passes))}
+    big = best[SMS]
+    k = np.array(sorted(best), dtype=np.float64)
+    y = np.array([best[int(i)] for i in k])
+    m = rate(k, r, p, big)
+    err = m / y - 1.0
+    lines = [
+        "## The H200's figures on an H100 (held out)",
+        "",
+        "The same sweep on one H100 (../h100/runs/x1-sm-stream; the best over both passes), predicted with the",
+        f"H200's r and p and the H100's own all-SM rate ({big / 1e9:.0f} GB/s): median |error|",
+        f"{100 * float(np.median(np.abs(err))):.1f} %, worst {100 * float(np.max(np.abs(err))):.1f} %.",
+        "",
+        "| SMs | measured, GB/s | model | error |",
+        "| ---: | ---: | ---: | ---: |",
+    ]
+    for kk, yy, mm in zip(k, y, m, strict=True):
+        lines.append(f"| {int(kk)} | {yy / 1e9:.0f} | {mm / 1e9:.0f} | {100 * (mm / yy - 1):+.1f} % |")
+    return [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> int:
