@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rooflib.compute.memory import stream_rate
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "docs" / "validation" / "h200" / "runs" / "x1-sm-stream"
 H100_RUN = ROOT / "docs" / "validation" / "h100" / "runs" / "x1-sm-stream"  # the same sweep on an H100, if run
@@ -41,8 +43,8 @@ def envelope(path: Path) -> dict[int, float]:
 
 
 def rate(k: np.ndarray, r: float, p: float, big: float) -> np.ndarray:
-    smooth = lambda n: ((n * r) ** -p + big**-p) ** (-1.0 / p)  # noqa: E731
-    return np.asarray(smooth(k) * big / smooth(SMS), dtype=np.float64)
+    """The model's rate on ``k`` SMs, scaled to the measured all-SM rate ``big``."""
+    return np.asarray(stream_rate(k, r, p, big) * big / stream_rate(SMS, r, p, big), dtype=np.float64)
 
 
 def fit(first: dict[int, float]) -> tuple[float, float, float]:

@@ -31,7 +31,16 @@ from rooflib.specs.compute_models import KERNEL_OP_KINDS, MEMORY_OP_KINDS
 from rooflib.specs.devices import DeviceSpec
 from rooflib.specs.figures import SizeCurve, log_interp
 
-__all__ = ["BORROW", "HOLD_TIME", "l2_ratio", "memory_efficiency", "memory_rate", "memory_time", "sm_stream_share"]
+__all__ = [
+    "BORROW",
+    "HOLD_TIME",
+    "l2_ratio",
+    "memory_efficiency",
+    "memory_rate",
+    "memory_time",
+    "sm_stream_share",
+    "stream_rate",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -157,12 +166,19 @@ def memory_time(
     return np.asarray(np.where(b > 0, b / rate, 0.0), dtype=np.float64)
 
 
+def stream_rate(sms: npt.ArrayLike, per_sm: float, sharpness: float, full: float) -> FloatArray:
+    """HBM bytes/s that ``sms`` SMs stream: the smooth minimum ``((k r)^-p + R^-p)^(-1/p)`` of their own rate
+    (``per_sm`` each, ``r``) and the GPU's (``full``, ``R``), ``p`` the ``sharpness`` of the knee."""
+    k = np.asarray(sms, dtype=np.float64)
+    return np.asarray(((k * per_sm) ** -sharpness + full**-sharpness) ** (-1.0 / sharpness), dtype=np.float64)
+
+
 def sm_stream_share(device: DeviceSpec, sms: int) -> float:
     """The share of its all-SM HBM rate a memory-bound kernel keeps on ``sms`` SMs (the rest communicating).
 
     With one SM's stream rate ``r`` (``hbm_per_sm``) and the GPU's ``R`` (``hbm_bandwidth x hbm_efficiency``),
-    ``k`` SMs stream at the smooth minimum ``((k r)^-p + R^-p)^(-1/p)`` (``p``: ``hbm_sm_sharpness``), taken
-    relative to all SMs'. Without the figures: ``sms / SMs`` (the rate shrinks with the SMs).
+    ``k`` SMs stream at :func:`stream_rate` (``p``: ``hbm_sm_sharpness``), taken relative to all SMs'. Without
+    the figures: ``sms / SMs`` (the rate shrinks with the SMs).
 
     >>> from rooflib.specs import default_catalog
     >>> dev = default_catalog().device("h200-sxm")
@@ -174,9 +190,5 @@ def sm_stream_share(device: DeviceSpec, sms: int) -> float:
     r, p = device.hbm_per_sm, device.hbm_sm_sharpness
     if r is None or p is None:
         return k / total
-    big = device.hbm_bandwidth.value * device.hbm_efficiency.value
-
-    def rate(n: int) -> float:
-        return float(((n * r.value) ** -p.value + big**-p.value) ** (-1.0 / p.value))
-
-    return rate(k) / rate(total)
+    rates = stream_rate([k, total], r.value, p.value, device.hbm_bandwidth.value * device.hbm_efficiency.value)
+    return float(rates[0] / rates[1])

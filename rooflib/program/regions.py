@@ -249,9 +249,7 @@ def _map_pair(program: Program, i: int) -> Region | None:
     out = _elements(op, "out")
     if out is None:
         return None
-    j = i + 1
-    while j < len(ops) - 1 and ops[j].stream == op.stream and _glue_bytes(ops[j]) is not None:
-        j += 1
+    j = _skip_glue(program, i + 1, op.stream, tuple(out * e for e in _ELEMENT_SIZES))
     nxt = ops[j]
     if nxt.stream != op.stream or not _mapped(nxt):
         return None
