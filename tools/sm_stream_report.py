@@ -106,7 +106,7 @@ def report() -> tuple[str, float, float]:
         "",
         f"Held out (second pass): median |error| {med:.1f} %, worst {worst:.1f} %; the sharp form "
         f"{100 * float(np.median(np.abs(sharp))):.1f} % median, worst {100 * float(np.max(np.abs(sharp))):.1f} %.",
-        "The H100, B200, GB200 and A100 take these figures as assumptions (no measurement of their SMs here).",
+        "The H100, B200, GB200 and A100 take these figures as assumptions; the H100's are checked below.",
         "",
         *_h100_section(r, p),
     ]
