@@ -18,7 +18,8 @@ those fits (their tables are the held-out test: never fitted).
   time as is, a rate as bytes per bf16 FLOP of the datasheet peak; nvfp4 takes the fp8 quantisation time (no
   nvfp4 table before Blackwell). Their fp8 and nvfp4 efficiencies are fitted on public Blackwell GEMMs instead
   (Azure's GB200 cuBLASLt runs, the large shapes: :data:`rooflib.validate.public_gemm.AZURE_GB200_GEMM`), the
-  B200 taking the GB200's.
+  B200 taking the GB200's; their bf16 efficiency on pytorch/ao's published B200 bf16 GEMMs (the large shapes:
+  :data:`rooflib.validate.public_gemm.AO_B200_GEMM`), the GB200 taking the B200's.
 
 The fit: Nelder-Mead from one fixed start (:data:`START`, a simplex of :data:`STEP`, restarted from its best) on
 ``--rows`` rows sampled per dtype with a fixed seed, minimising median + mean and worst class median + a quarter
@@ -48,7 +49,7 @@ from rooflib.compute.gemm import gemm_times
 from rooflib.specs import DeviceSpec, default_catalog
 from rooflib.specs.compute_models import ComputeModels, GemmModelSpec
 from rooflib.validate.generalization import gemm_class
-from rooflib.validate.public_gemm import AZURE_GB200_GEMM, fit_efficiency
+from rooflib.validate.public_gemm import AO_B200_GEMM, AZURE_GB200_GEMM, fit_efficiency
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES = ROOT / "hardware" / "devices"
@@ -215,18 +216,23 @@ def fit(data: Path, args: Any, log: Callable[[str], None]) -> dict[str, tuple[di
         "derived: the median of the portable figures (rates as bytes per bf16 FLOP of the datasheet peak) fitted "
         f"on {', '.join(fitted_tables)}; the B200 and GB200 tables are held out of every fit"
     )
-    public = blackwell_efficiencies(with_figures(catalog.device("gb200"), template, median, source))
-    log("blackwell (azure-nd-gb200-v6): " + ", ".join(f"{k} {v:.4g}" for k, v in public.items()))
+    public = blackwell_efficiencies(
+        with_figures(catalog.device("gb200"), template, median, source),
+        with_figures(catalog.device("b200"), template, median, source),
+    )
+    log("blackwell (azure-nd-gb200-v6, pytorch-ao-2427): " + ", ".join(f"{k} {v:.4g}" for k, v in public.items()))
     for _, (name, _, role) in SYSTEMS.items():
         if role == "derived":
             out[name] = (median | public, source)
     return out
 
 
-def blackwell_efficiencies(gb200: DeviceSpec) -> dict[str, float]:
-    """Blackwell's fp8 and nvfp4 shares of the datasheet peak, fitted on Azure's large public GB200 GEMMs with
-    the derived block (``eff_fp8_public``, ``eff_fp4_public``)."""
-    return {f"eff_{d}_public": fit_efficiency(gb200, AZURE_GB200_GEMM, d) for d in ("fp8", "fp4")}
+def blackwell_efficiencies(gb200: DeviceSpec, b200: DeviceSpec) -> dict[str, float]:
+    """Blackwell's shares of the datasheet peak, fitted with the derived block on public Blackwell GEMMs of the
+    large shapes: fp8 and nvfp4 on Azure's GB200 runs (``eff_fp8_public``, ``eff_fp4_public``), bf16 on
+    pytorch/ao's B200 runs (``eff_bf16_public``)."""
+    out = {f"eff_{d}_public": fit_efficiency(gb200, AZURE_GB200_GEMM, d) for d in ("fp8", "fp4")}
+    return out | {"eff_bf16_public": fit_efficiency(b200, AO_B200_GEMM, "bf16")}
 
 
 def _flow(value: Any) -> str:
@@ -260,9 +266,9 @@ def write(fitted: dict[str, tuple[dict[str, float], str]]) -> None:
         for dtype in ("bf16", "fp8"):
             if f"eff_{dtype}" in fig:
                 effs[dtype] = {"value": round(min(fig[f"eff_{dtype}"], 1.0), 4), "source": source}
-        for dtype in ("fp8", "fp4"):
+        for dtype in ("bf16", "fp8", "fp4"):
             if f"eff_{dtype}_public" in fig and device.tensor_peak(dtype) is not None:
-                effs[dtype] = {"value": round(fig[f"eff_{dtype}_public"], 4), "source": _PUBLIC_EFF}
+                effs[dtype] = {"value": round(fig[f"eff_{dtype}_public"], 4), "source": _PUBLIC_EFF[dtype]}
         text = _set_line(text, r"^dtype_efficiency:", "dtype_efficiency: " + _flow(effs), after=r"^tensor_efficiency:")
         block = _block(device, fig, source, role)
         line = "  gemm: " + _flow(block)
@@ -303,10 +309,16 @@ def _block(device: DeviceSpec, fig: dict[str, float], source: str, role: str) ->
 
 
 _FP4 = "assumption: as the fp8 figure (no nvfp4 table before Blackwell)"
-_PUBLIC_EFF = (
+_AZURE_EFF = (
     "measured: azure-nd-gb200-v6 (cuBLASLt GEMMs with m, n, k >= 4096 on one GB200, as published; "
     "rooflib.validate.public_gemm, tools/fit_gemm_defaults.py; the B200 takes the GB200's)"
 )
+_PUBLIC_EFF = {
+    "fp8": _AZURE_EFF,
+    "fp4": _AZURE_EFF,
+    "bf16": "measured: pytorch-ao-2427 (cuBLAS bf16 GEMMs with m = n = k >= 4096 on one B200, as published; "
+    "rooflib.validate.public_gemm, tools/fit_gemm_defaults.py; the GB200 takes the B200's)",
+}
 _QUANT_NOTE = "TRT-LLM's activation quantisation, timed with the GEMM in the tables' CUDA graph"
 
 

@@ -186,7 +186,10 @@ def _host(frame: pd.DataFrame, device: DeviceSpec, source: str) -> dict[str, dic
         r = rows[rows["name"] == name] if sel is None else rows[(rows["name"] == name) & sel]
         return float(np.median(r[col].astype(float))) if not r.empty and col in r else None
 
-    out: dict[str, float | None] = {"kernel": med("kernel"), "cublas": med("cublas"), "nccl": med("nccl")}
+    # a one-rank NCCL call skips the library's multi-rank enqueue: only 2 or more GPUs calibrate ``nccl``
+    ranks = pd.to_numeric(rows["gpus"], errors="coerce") if "gpus" in rows else pd.Series(np.nan, index=rows.index)
+    nccl = med("nccl", sel=ranks >= 2)
+    out: dict[str, float | None] = {"kernel": med("kernel"), "cublas": med("cublas"), "nccl": nccl}
     graph = rows[rows["name"] == "graph"]
     node = None
     if len(graph) >= 3:

@@ -2,12 +2,11 @@
 
 Each row is one GEMM somebody timed and published: Azure's cuBLASLt fp8 and nvfp4 runs on a GB200
 (:data:`AZURE_GB200_GEMM`) and PyTorch's bf16 ``nn.Linear`` on a B200 in a pytorch/ao pull request
-(:data:`AO_B200_GEMM`). Azure's large ones (m, n and k at least :data:`EFFICIENCY_FIT_MIN_DIM`: the tensor rate
-sets their time) fit the catalog's Blackwell fp8 and nvfp4 ``dtype_efficiency`` (``tools/fit_gemm_defaults.py``,
-:func:`fit_efficiency`); every other row is held out, the B200 bf16 ones included: their power limit, clocks and
-versions are not given, and fitted, they would take the aiconfigurator B200 bf16 table from 12.0 to 12.9 %
-median (docs/validation/public/gemm.md). aiconfigurator's B200 and GB200 GEMM tables stay out of every fit: they test
-these figures.
+(:data:`AO_B200_GEMM`). The large ones (m, n and k at least :data:`EFFICIENCY_FIT_MIN_DIM`: the tensor rate sets
+their time) fit the catalog's Blackwell ``dtype_efficiency``: Azure's the fp8 and nvfp4 shares, pytorch/ao's the bf16
+share (``tools/fit_gemm_defaults.py``, :func:`fit_efficiency`); every other row is held out. aiconfigurator's B200
+and GB200 GEMM tables stay out of every fit: they test these figures (docs/validation/public/gemm.md says how the
+bf16 rows came to be fitted).
 
 >>> t = gemm_table(AZURE_GB200_GEMM)
 >>> {"dtype", "m", "n", "k", "measured_s", "predicted_s", "error_pct", "role"} <= set(t.columns)
@@ -114,7 +113,7 @@ _AO = (
 )
 
 AO_B200_GEMM: tuple[PublicGemm, ...] = tuple(
-    PublicGemm("b200", "bf16", n, n, n, 2.0 * n**3 / seconds / 1e12, "pytorch-ao-2427", _AO, fitted=False)
+    PublicGemm("b200", "bf16", n, n, n, 2.0 * n**3 / seconds / 1e12, "pytorch-ao-2427", _AO)
     for n, seconds in (
         (1024, 5.08e-6),
         (1536, 7.87e-6),
@@ -125,7 +124,8 @@ AO_B200_GEMM: tuple[PublicGemm, ...] = tuple(
         (8192, 774e-6),
     )
 )
-"""B200 bf16 GEMMs, m = n = k, from their published kernel times (seconds, three significant figures); held out."""
+"""B200 bf16 GEMMs, m = n = k, from their published kernel times (seconds, three significant figures); the large
+ones fit Blackwell's bf16 share."""
 
 PUBLIC_GEMM: tuple[PublicGemm, ...] = (*AZURE_GB200_GEMM, *AO_B200_GEMM)
 """Every published Blackwell GEMM row."""

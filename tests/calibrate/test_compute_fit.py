@@ -261,3 +261,18 @@ def test_layout_conversions_are_read_off_the_cupti_profile() -> None:
     assert 40 <= len(got["conv_input"][0]) <= len(nchw)  # 1x1 and 3-channel convolutions convert nothing
     for b, t in got.values():
         assert (b > 0).all() and (t > 0).all() and (b / t < 4.8e12).all()  # never above the HBM rate
+
+
+def test_only_multi_rank_nccl_calls_calibrate_the_nccl_figure() -> None:
+    """A one-rank NCCL call skips the library's multi-rank enqueue: its host time does not set ``host.nccl``."""
+    import pandas as pd
+
+    from rooflib.calibrate.compute import _host
+
+    def rows(*pts: tuple[int, float]) -> pd.DataFrame:
+        recs = [{"family": "host", "name": "nccl", "gpus": g, "host_s": s, "verified": True} for g, s in pts]
+        return pd.DataFrame.from_records(recs)
+
+    device = default_catalog().device("h200-sxm")
+    assert _host(rows((1, 8e-6), (2, 15e-6), (2, 17e-6)), device, "x")["nccl"]["value"] == "16 us"
+    assert "nccl" not in _host(rows((1, 8e-6)), device, "x")
