@@ -49,7 +49,6 @@ class PublicGemm:
     tflops: float  # as published, 2 m n k / time
     source: str
     conditions: str
-    fitted: bool = True  # a large row fits its dtype's share (False: the source's rows are all held out)
 
     @property
     def flop(self) -> float:
@@ -157,7 +156,7 @@ def gemm_table(rows: Sequence[PublicGemm], device: DeviceSpec | None = None) -> 
                     "measured_s": r.time_s,
                     "predicted_s": p,
                     "error_pct": (p / r.time_s - 1.0) * 100.0,
-                    "role": "fit" if r.large and r.fitted else "held-out",
+                    "role": "fit" if r.large else "held-out",
                     "source": r.source,
                 }
             )
@@ -166,12 +165,12 @@ def gemm_table(rows: Sequence[PublicGemm], device: DeviceSpec | None = None) -> 
 
 def fit_efficiency(device: DeviceSpec, rows: Sequence[PublicGemm], dtype: str) -> float:
     """The ``dtype_efficiency`` of ``dtype`` (share of the datasheet peak) that makes ``device`` best predict the
-    large, fitted ``rows`` of that dtype (squared log error, bounded 0.2-1)."""
+    large ``rows`` of that dtype (squared log error, bounded 0.2-1)."""
     from scipy.optimize import minimize_scalar
 
     from rooflib.specs.figures import Fraction
 
-    part = [r for r in rows if r.dtype == dtype and r.large and r.fitted]
+    part = [r for r in rows if r.dtype == dtype and r.large]
     if not part:
         raise ValueError(f"no large {dtype} rows to fit")
     measured = np.array([r.time_s for r in part])
