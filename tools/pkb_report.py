@@ -451,6 +451,8 @@ def sizes_section(rows: list[dict[str, Any]]) -> list[str]:
         "the model changes of sessions 15 and 16 (the model of session 16's start: 11.4 % median on it), and",
         "x1-lease-25 the same at 3072x3072, not a power of two (10.5 % then). x1-lease-26 (2026-12-05, session 22):",
         "the full protocol again (host family, then worlds 8, 4 and 2 at 1024x1024), a lease no figure was fitted on.",
+        "x1-lease-27 (2026-12-07, session 29): 8192x8192, worlds 4 and 2 (the shapes the two-GPU runs of",
+        "issue 13 take at that size), no host family, held out (the model of session 29's start).",
         "",
         f"- device time, queued, against the predicted device time ({', '.join(leases) or 'no leases'}):",
     ]
