@@ -21,6 +21,7 @@ __all__ = [
     "KERNEL_OPS",
     "MEMORY_OPS",
     "ROWWISE",
+    "SHORT_ROWS",
     "AttentionShape",
     "attention_shapes",
     "gemm_shapes",
@@ -29,6 +30,7 @@ __all__ = [
     "holdout_memory_points",
     "kernel_points",
     "memory_points",
+    "short_row_points",
 ]
 
 GemmShape = tuple[int, int, int]
@@ -210,9 +212,25 @@ def holdout_attention_shapes(quick: bool = False) -> list[AttentionShape]:
     return out[:3] if quick else out
 
 
-GRIDS = ("main", "holdout")
+GRIDS = ("main", "holdout", "short_rows")
 """``main``: the grid the models are fitted on (every other point) and tested on (the rest); ``holdout``: a second
-grid, measured later, for an out-of-sample check."""
+grid, measured later, for an out-of-sample check; ``short_rows`` (memory part only): the row-wise ops over rows
+shorter than the other grids' 1024 (:func:`short_row_points`)."""
+
+SHORT_ROWS = (16, 32, 64, 128, 256, 512)
+"""Row lengths of the ``short_rows`` grid: block-quantisation scales (rows of 128), norms over a head (64, 128),
+softmax over a few experts (16-64). Below 1024 the other grids' curves do not reach: a row of 128 reduced by
+``amax(dim=1)`` ran 4.3x slower than the 1024-column curve predicts (ParallelKernelBench problem 44 at
+8192x8192, docs/validation/pkb runs/x1-kernels-2)."""
+
+
+def short_row_points(quick: bool = False) -> list[tuple[str, str, int, int, str]]:
+    """``(op, cache, tensor_bytes, cols, dtype)``: every row-wise op (:data:`ROWWISE`) at each of
+    :data:`SHORT_ROWS` columns over 1 MiB-1 GiB tensors (bf16, inputs cycled past the L2)."""
+    sizes = (1 << 20, 1 << 22) if quick else tuple(1 << p for p in (20, 22, 24, 26, 28, 30))
+    cols = SHORT_ROWS[2:4] if quick else SHORT_ROWS
+    return [(op, "cold", s, c, "bf16") for op in ROWWISE for c in cols for s in sizes]
+
 
 ATTENTION = attention_shapes()
 

@@ -45,6 +45,7 @@ from rooflib.bench.compute_grids import (
     holdout_gemm_shapes,
     holdout_memory_points,
     memory_points,
+    short_row_points,
 )
 from rooflib.bench.torch_common import Clocks, Sink, finish, l2_bytes, meta_record
 from rooflib.bench.torch_timing import chained_times, graph_times, groups_for, kernel_names, stats, sweep_counts
@@ -66,7 +67,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="JSON Lines file to append the records to")
     p.add_argument("--part", required=True, choices=PARTS)
     p.add_argument("--quick", action="store_true", help="a few points per part (a smoke test)")
-    p.add_argument("--grid", choices=GRIDS, default="main", help="main (fitted) or holdout (a second grid)")
+    p.add_argument(
+        "--grid", choices=GRIDS, default="main", help="main (fitted), holdout (a second grid), short_rows (memory only)"
+    )
     p.add_argument("--dtypes", default="bf16,fp8", help="GEMM dtypes (bf16, fp8, fp32)")
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu (tests: no graphs, no events)")
     p.add_argument("--max-seconds", type=float, default=0.0, help="start no new point after this long (0: none)")
@@ -153,7 +156,10 @@ def _memory_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
     from rooflib.bench.compute_ops import memory_case
 
     out = []
-    points = holdout_memory_points(args.quick) if args.grid == "holdout" else memory_points(args.quick)
+    if args.grid == "short_rows":
+        points = short_row_points(args.quick)
+    else:
+        points = holdout_memory_points(args.quick) if args.grid == "holdout" else memory_points(args.quick)
     for op, cache, size, cols, dt in points:
         if not _wanted(args, op, cache):
             continue

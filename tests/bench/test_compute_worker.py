@@ -162,6 +162,23 @@ def test_worker_writes_records_on_the_cpu(tmp_path: Path) -> None:
     assert recs[-1]["phase"] == "end" and recs[-1]["points"] == 2
 
 
+def test_short_rows_grid_measures_every_rowwise_op_below_1024_columns(tmp_path: Path) -> None:
+    from rooflib.bench.compute_grids import ROWWISE, SHORT_ROWS, short_row_points
+    from rooflib.bench.compute_worker import main
+
+    points = short_row_points()
+    assert {(op, c) for op, _, _, c, _ in points} == {(op, c) for op in ROWWISE for c in SHORT_ROWS}
+    assert max(SHORT_ROWS) < 1024 and all(mode == "cold" and dt == "bf16" for _, mode, _, _, dt in points)
+    assert set(short_row_points(quick=True)) < set(points)
+    out = tmp_path / "s.jsonl"
+    main(["--part", "memory", "--grid", "short_rows", "--device", "cpu", "--quick", "--limit", "2", "--no-kernels",
+          "--out", str(out)])
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    got = [r for r in recs if r["record"] == "point"]
+    assert len(got) == 2 and all(r["grid"] == "short_rows" and r["verified"] for r in got)
+    assert got[0]["op"] == ROWWISE[0] and got[0]["cols"] == short_row_points(quick=True)[0][3] < 1024
+
+
 def test_kernels_grid_is_what_the_committed_run_measured() -> None:
     from rooflib.bench.compute_grids import kernel_points
 
