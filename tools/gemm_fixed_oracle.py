@@ -7,8 +7,8 @@
 Every fixed time of the catalog's GEMM model (``compute.gemm``: ``kernel_fixed``, ``unit_overhead``,
 ``memory_latency``, ``split_k_reduce``; Hopper's, carried to Blackwell) is scaled by one factor and the system's
 aiconfigurator GEMM table (held out of every fit) is predicted again, per dtype: the median |error| at each
-factor. The factor is chosen on the very rows it is scored on (an oracle), so the best row is a floor for any
-correction of the fixed times alone, not a result; nothing here is written to the catalog.
+factor. The factor is chosen on the very rows it is scored on (an oracle), so the best row is a floor for any one-factor
+correction of the fixed times, not a result; nothing here is written to the catalog.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         "docs/validation/generalization/gemm_fixed_oracle.md`. Every fixed time of the catalog's GEMM model",
         f"({', '.join(f'`{f}`' for f in FIXED)}) scaled by one factor, each table predicted again: median",
         "|error| (median signed error). The factor is chosen on the rows it is scored on, so the best row of a",
-        "column is a floor for any correction of the fixed times alone; nothing here reaches the catalog.",
+        "column is a floor for any one-factor correction of the fixed times; nothing here reaches the catalog.",
         "",
     ]
     bests: list[str] = []

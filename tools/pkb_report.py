@@ -749,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{_summary(filled, 'program_error')}; against the measured time less the fills'"
         f" own host seconds (`fill_s`): {_summary(filled, 'unfilled_error')}",
         f"  - held out, the pinned leases ({', '.join(pinned_runs) or 'none'}): {_summary(pinned, 'program_error')}",
-        "- the floor no prediction of a per-run and a per-problem factor can pass (`rooflib.validate.floor`: "
+        "- about the floor a prediction of a per-run and a per-problem factor can reach (`rooflib.validate.floor`: "
         "each point's measured / predicted over its run's factor and its problem's, same world and size, both "
         "taken from these points themselves by median polish, which no prediction can do): as a program's ops "
         f"{_floor(lease, 'program_s')}; same-lease host {_floor(lease, 'lease_s')}; catalog host "

@@ -156,10 +156,8 @@ def _memory_points(torch: Any, args: argparse.Namespace) -> list[tuple[str, dict
     from rooflib.bench.compute_ops import memory_case
 
     out = []
-    if args.grid == "short_rows":
-        points = short_row_points(args.quick)
-    else:
-        points = holdout_memory_points(args.quick) if args.grid == "holdout" else memory_points(args.quick)
+    grids = {"holdout": holdout_memory_points, "short_rows": short_row_points}
+    points = grids.get(args.grid, memory_points)(args.quick)
     for op, cache, size, cols, dt in points:
         if not _wanted(args, op, cache):
             continue

@@ -5,8 +5,9 @@ error has three parts: a factor per run (the lent host's speed that day), a fact
 wrong about one problem) and what is left, the run-by-item interaction (a host that slows for a few minutes, a
 problem whose time moves between leases). :func:`separable_floor` removes the first two as well as they can be
 removed, from the points themselves (Tukey's median polish of ``log(measured / predicted)``), and returns what is
-left: no prediction made of a per-run and a per-item correction, however fitted, has a smaller median error on
-these points.
+left: about the smallest median error a prediction made of a per-run and a per-item correction could reach on these
+points (median polish is robust, not guaranteed to minimise the median; it takes both factors from the very points
+it scores, which no prediction can).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def separable_floor(
     runs' and the items' medians until neither moves (at most ``rounds`` passes).
 
     ``ratio`` is measured over predicted per point (positive); ``runs`` and ``items`` name each point's run and
-    item. The median of ``abs(result)`` is the floor of any per-run-times-per-item correction on these points.
+    item. The median of ``abs(result)`` is, about, the floor of any per-run-times-per-item correction on these points.
     """
     x = np.asarray(ratio, dtype=np.float64)
     if not (len(x) == len(runs) == len(items)):
