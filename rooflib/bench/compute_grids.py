@@ -254,6 +254,8 @@ KERNEL_OPS = (
     "fft",
     "rfft_dim0",
     "cast",
+    "cast_to_i8",
+    "cast_from_i8",
     "strided_copy",
     "sum_dim0",
     "bcast_scalar",
@@ -293,6 +295,7 @@ def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     out += [("fft", "cold", s, "complex64") for s in big if s >= 16384]
     out += [("rfft_dim0", "cold", s, "fp32") for s in big if s >= 16384]
     out += [("cast", "cold", s, dt) for dt in ("bf16", "fp32") for s in tiny[1:] + big[4:]]
+    out += [(op, "cold", s, "fp32") for op in ("cast_to_i8", "cast_from_i8") for s in tiny[2:] + big[4:]]
     out += [("strided_copy", "cold", s, "bf16") for s in tiny[3:] + big[4:]]
     out += [("sum_dim0", "cold", s, "bf16") for s in big if s >= 4096]
     for cols in SUM_DIM0_COLS:  # column sums of other row lengths: op@cols, rows from 4 (at least 1024 elements)

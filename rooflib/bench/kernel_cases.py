@@ -14,8 +14,8 @@ timed by CUPTI) and the model had no measured figure for:
   place for short rows);
 - ``transpose``: ``x.t().contiguous()`` of a square matrix (bf16, fp32, complex64), and an elementwise op on a
   transposed view (``strided``: PyTorch's non-vectorised elementwise kernel);
-- ``cast``: a contiguous tensor converted to another dtype (bf16 to fp32, fp32 to bf16: PyTorch's unrolled
-  elementwise kernel, not the copy engine's memcpy of a same-dtype clone);
+- ``cast``, ``cast_to_i8``, ``cast_from_i8``: a contiguous tensor converted to another dtype
+  (:mod:`rooflib.bench.cast_cases`);
 - ``strided_copy``: a non-contiguous slice made contiguous (``x[:, :c // 2].contiguous()``: the elementwise
   kernel with an offset calculator, as ``.contiguous()`` of a chunk along the last dimension runs);
 - ``sum_dim0``: column sums (``x.sum(dim=0)`` of ``[rows, 1024]``: a reduction over the leading dimension;
@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rooflib.bench.broadcast_cases import BROADCAST_OPS, broadcast_case
+from rooflib.bench.cast_cases import CAST_OPS, cast_case
 from rooflib.bench.compute_grids import KERNEL_OPS
 from rooflib.bench.compute_ops import Case
 from rooflib.bench.torch_common import rel_error
@@ -71,6 +72,8 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
         return _sum_dim0(torch, dev, dt, size, n, int(cols))
     if op in BROADCAST_OPS:
         return broadcast_case(torch, dev, op, dt, size, n)
+    if op in CAST_OPS:
+        return cast_case(torch, dev, op, dt, size, n)
     builders: dict[str, Callable[[], Case]] = {
         "copy": lambda: _stream(torch, dev, dt, size, n, 1, lambda g: g[0].clone(), lambda g: g[0]),
         "add": lambda: _stream(torch, dev, dt, size, n, 2, lambda g: g[0] + g[1], lambda g: g[0] + g[1]),
@@ -86,7 +89,6 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
         "transpose": lambda: _transpose(torch, dev, dt, size, n),
         "strided": lambda: _strided(torch, dev, dt, size, n),
         "cumsum": lambda: _cumsum(torch, dev, dt, size, n),
-        "cast": lambda: _cast(torch, dev, dt, size, n),
         "strided_copy": lambda: _strided_copy(torch, dev, dt, size, n),
         "sum_dim0": lambda: _sum_dim0(torch, dev, dt, size, n),
         "rfft": lambda: _fft(torch, dev, n, real=True),
@@ -339,29 +341,6 @@ def _strided(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         float(n * size),
         0.0,
         extra={"rows": r, "cols": c, "elements": n},
-    )
-
-
-def _cast(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """``x.to(other)``: ``n`` contiguous elements of ``dt`` converted (bf16 to fp32, fp32 to bf16)."""
-    to = torch.float32 if dt == torch.bfloat16 else torch.bfloat16
-    out_size = 4 if to == torch.float32 else 2
-
-    def make(i: int) -> Any:
-        return (_randn(torch, (n,), dev, dt),)
-
-    def check(g: Any, out: Any) -> float:
-        k = min(n, _CHECK)
-        return rel_error(torch, out[:k], g[0][:k].double()) if out.dtype == to else 1.0
-
-    return Case(
-        make,
-        lambda g: g[0].to(to),
-        check,
-        float(n * (size + out_size)),
-        float(n * out_size),
-        1e-2,
-        extra={"elements": n},
     )
 
 

@@ -21,9 +21,10 @@ count, written once here and used by the fit's report and by program costs alike
 ``fft``            complex-to-complex along the last dimension: input and output once
 ``rfft``           real-to-complex along the last dimension: the same
 ``rfft_dim0``      an FFT whose signals are strided (along a leading dimension): the same
-``cast_up``        a contiguous tensor converted to a wider dtype (bf16 to fp32: PyTorch's unrolled elementwise
-                   kernel, half the rate of the narrowing cast on the H200): input and output once
-``cast_down``      the same to a narrower or as wide a dtype (fp32 to bf16)
+``cast_up``        a contiguous tensor converted by PyTorch's unrolled elementwise kernel (a cast per element):
+                   every conversion but fp32 to a 16-bit float; measured bf16 to fp32 (half the rate of
+                   ``cast_down`` on the H200), checked on fp32 to int8 and int8 to fp32: input and output once
+``cast_down``      fp32 to bf16 or fp16, PyTorch's vectorised conversion kernel
 ``strided_copy``   a non-contiguous view made contiguous (a slice, a chunk along the last dimension, an expanded
                    tensor; not a transpose): input and output once, counted as bf16 by element count as
                    ``transpose`` (the same non-vectorised kernel, which runs fp32 with half the unrolling)
@@ -81,11 +82,14 @@ BROADCASTS = frozenset({"broadcast", "broadcast_fp32", "broadcast_cast"})
 
 def bench_class(op: str, dtype: str) -> str:
     """The class a ``kernels``-part record measures: its op, except ``cast`` (``dtype`` the input's: bf16 in is
-    the widening ``cast_up``, fp32 in the narrowing ``cast_down``) and the broadcast cases (``bcast_cast``:
+    the widening ``cast_up``, fp32 in the narrowing ``cast_down``), the int8 casts (``cast_up``: the unrolled
+    kernel; held out of every fit, they test that class on other dtypes) and the broadcast cases (``bcast_cast``:
     ``broadcast_cast``; ``bcast_scalar``, ``bcast_col``, ``bcast_row``: ``broadcast``, or ``broadcast_fp32`` in
     fp32)."""
     if op == "cast":
         return "cast_up" if dtype == "bf16" else "cast_down"
+    if op in ("cast_to_i8", "cast_from_i8"):
+        return "cast_up"
     if op == "bcast_cast":
         return "broadcast_cast"
     if op in ("bcast_scalar", "bcast_col", "bcast_row"):

@@ -2,7 +2,8 @@
 
 How a copy runs (:func:`copy_layout`): one that reads across its source's memory order is a transpose
 (``layout: transpose``, timed by the measured ``transpose`` curve where the device has one); one between dense
-tensors of different dtypes is a cast (``layout: cast_up`` to a wider dtype, ``cast_down`` otherwise); one from
+tensors of different dtypes is a cast (``layout: cast_down`` from fp32 to a 16-bit float, PyTorch's vectorised
+conversion, ``cast_up`` otherwise, its unrolled kernel); one from
 or into a non-contiguous view that is not a transpose (a slice, a chunk along the last dimension, an expanded
 tensor) is ``layout: strided_copy``; a same-dtype copy between dense tensors is the copy engine's memcpy (the
 ``copy`` curve). A gather or scatter names its measured class (``op``: ``index_select`` or ``gather``;
@@ -82,6 +83,13 @@ def dense(t: TensorMeta) -> bool:
     return True
 
 
+_VECTORISED_CASTS = {("float32", "bfloat16"), ("float32", "float16")}
+"""The conversions PyTorch runs with a vectorised kernel of their own (``cast_down``); every other one runs the
+unrolled elementwise kernel (``cast_up``): fp32 to int8 at 183 us and int8 to fp32 at 185 us for 2**26 elements,
+as bf16 to fp32 (194 us), where fp32 to bf16 took 95 us (CUPTI, docs/validation/pkb/runs/x1-kernels-2,
+problem 44 at 8192x8192)."""
+
+
 def copy_layout(src: TensorMeta, dst: TensorMeta) -> str | None:
     """How a copy from ``src`` into ``dst`` runs: ``transpose``, ``cast_up``, ``cast_down``, ``strided_copy``, or
     None (a same-dtype copy between dense tensors: the copy engine's memcpy)."""
@@ -92,7 +100,7 @@ def copy_layout(src: TensorMeta, dst: TensorMeta) -> str | None:
     if not (dense(src) and dense(dst)) or src.numel != dst.numel:  # a view, or a broadcast
         return "strided_copy"
     if src.dtype != dst.dtype:
-        return "cast_up" if dst.itemsize > src.itemsize else "cast_down"
+        return "cast_down" if (src.dtype, dst.dtype) in _VECTORISED_CASTS else "cast_up"
     return None
 
 

@@ -205,7 +205,7 @@ def test_kernels_grid_is_what_the_committed_run_measured() -> None:
 
 @pytest.mark.parametrize("op", ["copy", "add", "sum", "fill", "index_select", "gather", "index_add", "scatter_add",
                                 "index_put", "sort", "sort_rows", "transpose", "strided", "cumsum", "rfft", "fft",
-                                "rfft_dim0", "cast", "cast:fp32", "strided_copy", "sum_dim0", "sum_dim0@64"])  # fmt: skip
+                                "rfft_dim0", "cast", "cast:fp32", "cast_to_i8:fp32", "cast_from_i8:fp32", "strided_copy", "sum_dim0", "sum_dim0@64"])  # fmt: skip
 def test_kernel_cases_are_right_on_the_cpu(op: str) -> None:
     from rooflib.bench.compute_worker import time_case
     from rooflib.bench.kernel_cases import kernel_case
@@ -232,6 +232,9 @@ def test_a_wrong_kernel_output_is_not_verified() -> None:
     case = kernel_case(torch, dev, "sort", 1 << 12, "fp32")
     case.call = lambda g: g[0]  # not sorted
     assert not time_case(torch, dev, case, 1)["verified"]
+    case = kernel_case(torch, dev, "cast_to_i8", 1 << 12, "fp32")
+    case.call = lambda g: g[0].round().to(torch.int8)  # rounded, where a cast truncates
+    assert not time_case(torch, dev, case, 1)["verified"]
 
 
 def test_kernels_grid_measures_every_class_the_model_has_a_curve_for() -> None:
@@ -242,7 +245,8 @@ def test_kernels_grid_measures_every_class_the_model_has_a_curve_for() -> None:
 
     conv = {"conv_input", "conv_filter", "conv_output", "conv_depthwise"}  # the conv part's (conv_cases)
     classes = set(KERNEL_OP_KINDS) - {"cast_up", "cast_down"} - BROADCASTS - conv
-    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided", "cast", *BROADCAST_OPS} | classes
+    casts = {"cast", "cast_to_i8", "cast_from_i8"}  # measure cast_up and cast_down (rooflib.bench.cast_cases)
+    assert set(KERNEL_OPS) == {"copy", "add", "sum", "strided", *casts, *BROADCAST_OPS} | classes
     assert {op.partition("@")[0] for op, *_ in kernel_points()} == set(KERNEL_OPS)
 
 

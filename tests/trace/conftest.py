@@ -9,7 +9,7 @@ from rooflib.trace.records import Call, Device, Group, TensorMeta, Trace
 
 PROGRAMS = Path(__file__).parent / "programs"
 
-_SIZES = {"bfloat16": 2, "float16": 2, "float32": 4, "float64": 8, "int64": 8, "int32": 4, "bool": 1, "complex64": 8}
+_SIZES = {"bfloat16": 2, "float16": 2, "float32": 4, "float64": 8, "int64": 8, "int32": 4, "bool": 1, "int8": 1, "complex64": 8}
 
 
 def target(spec: str) -> str:

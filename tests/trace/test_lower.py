@@ -119,6 +119,8 @@ def test_copies_views_and_host_work() -> None:
     assert only(lower(trace_of(cast))) == {"kind": "copy", "bytes": T * H * 3, "layout": "cast_up"}  # 2 B in, 4 out
     down = call("aten._to_copy", (x,), self=tensor(T, H, dtype="float32"), dtype="bfloat16")
     assert only(lower(trace_of(down)))["layout"] == "cast_down"
+    q = call("aten._to_copy", (tensor(T, H, dtype="int8"),), self=tensor(T, H, dtype="float32"), dtype="int8")
+    assert only(lower(trace_of(q)))["layout"] == "cast_up"  # PyTorch's unrolled kernel, as bf16 to fp32
     host = tensor(T, H, device="host")
     assert lower(trace_of(call("aten.add", (host,), tags=POINTWISE, self=host, other=host))).ops == ()
 
