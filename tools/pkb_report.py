@@ -146,13 +146,15 @@ def _drift(rec: dict[str, Any], reference: float | None) -> float:
     return sum(probes) / len(probes) / reference if probes and reference else 1.0
 
 
-def _mix_exponent(rows: list[dict[str, Any]], ratios: dict[str, float]) -> float | None:
-    """``b`` in ``measured / predicted = mix ratio ** b``: for each lease of :data:`FIT_LEASES`, the log of the
-    median measured / predicted (same-lease host) over the log of its mix ratio; their mean."""
+def _mix_exponent(
+    rows: list[dict[str, Any]], ratios: dict[str, float], runs: tuple[str, ...] = FIT_LEASES
+) -> float | None:
+    """``b`` in ``measured / predicted = mix ratio ** b``: for each lease of ``runs``, the log of the median
+    measured / predicted (same-lease host) over the log of its mix ratio; their mean."""
     import math
 
     per = []
-    for run in FIT_LEASES:
+    for run in runs:
         q = [r["measured_s"] / r["lease_s"] for r in rows if r["run"] == run and r.get("lease_s")]
         if q and ratios.get(run, 1.0) > 1.0:
             per.append(math.log(statistics.median(q)) / math.log(ratios[run]))
@@ -164,7 +166,8 @@ def _in_program(
 ) -> float | None:
     """Each point of a lease with a mix record predicted once more with its same-lease host figures times
     ``mix ratio ** b`` (what a program's ops cost over the tight loops', :func:`_mix_exponent` unless ``b`` is
-    given) and its probes' drift (``program_s``, ``program_error``, ``program_factor``); returns ``b``."""
+    given) and its probes' drift (``program_s``, ``program_error``, ``program_factor``), and once with ``b``
+    fitted on every other lease with a mix record instead (``lolo_s``, ``lolo_error``); returns ``b``."""
     import dataclasses
 
     from rooflib.calibrate.host import scaled_host
@@ -173,6 +176,7 @@ def _in_program(
 
     ratios = {run: v["mix"] for run, v in leases.items() if v["mix"]}
     b = _mix_exponent(suite_rows, ratios) if b is None else b
+    others: dict[str, float | None] = {}
     if b is None:
         return None
     for r in suite_rows:
@@ -180,11 +184,18 @@ def _in_program(
         if not lease["mix"] or r.get("trace_error"):
             continue
         drift = _drift(r["rec"], lease["probe"])
-        for tag, factor in (("program", lease["mix"] ** b * drift), ("mix", lease["mix"] ** b)):
+        if r["lease"] not in others:  # b from every other lease with a mix record (leave one lease out)
+            others[r["lease"]] = _mix_exponent(suite_rows, ratios, tuple(x for x in ratios if x != r["lease"]))
+        b_out = others[r["lease"]]
+        tags = [("program", lease["mix"] ** b * drift), ("mix", lease["mix"] ** b)]
+        if b_out is not None:
+            tags.append(("lolo", lease["mix"] ** b_out * drift))
+        for tag, factor in tags:
             if tag == "mix" and drift == 1.0:
                 r.update(mix_s=r["program_s"], mix_error=r["program_error"])
                 continue
-            note = f"mix ratio {lease['mix']:.2f} ** {b:.2f}" + (", drift" if tag == "program" else "")
+            power = b_out if tag == "lolo" else b
+            note = f"mix ratio {lease['mix']:.2f} ** {power:.2f}" + (", drift" if tag != "mix" else "")
             host = scaled_host(lease["system"].device.host, factor, note)
             system = dataclasses.replace(
                 lease["system"], device=lease["system"].device.model_copy(update={"host": host})
@@ -333,6 +344,27 @@ def _summary(rows: list[dict[str, Any]], key: str) -> str:
     return (
         f"{len(e)} points, median |error| {100 * med:.1f} %, median {100 * signed:+.1f} %, "
         f"{sum(abs(x) <= 0.10 for x in e)} within 10 %"
+    )
+
+
+def _per_problem(rows: list[dict[str, Any]], key: str) -> str:
+    """Each problem (world, size) measured on two leases or more: its median measured time over those points
+    against its median ``key`` prediction (``key``: a ``*_s`` field), the error of a typical lease's time."""
+    groups: dict[tuple[Any, ...], list[tuple[float, float]]] = {}
+    for r in rows:
+        if r.get(key) and r.get("measured_s"):
+            groups.setdefault((r["id"], r["world"], r["size"]), []).append((r["measured_s"], r[key]))
+    err = [
+        statistics.median(p for _, p in v) / statistics.median(m for m, _ in v) - 1.0
+        for v in groups.values()
+        if len({m for m, _ in v}) > 1
+    ]
+    if not err:
+        return "no problems"
+    med, signed = statistics.median(abs(x) for x in err), statistics.median(err)
+    return (
+        f"{len(err)} problems, median |error| {100 * med:.1f} %, median {100 * signed:+.1f} %, "
+        f"{sum(abs(x) <= 0.10 for x in err)} within 10 %"
     )
 
 
@@ -742,6 +774,12 @@ def main(argv: list[str] | None = None) -> int:
         + f", fitted on {', '.join(FIT_LEASES)}):",
         f"  - held out (every later lease): {_summary(held_out, 'program_error')}",
         f"  - the fit's own leases: {_summary(fitted, 'program_error')}",
+        f"  - each problem's median over the held-out leases against its median prediction (a typical lease's "
+        f"time): {_per_problem(held_out, 'program_s')}; b fitted leave one lease out: "
+        f"{_per_problem(held_out, 'lolo_s')}",
+        f"  - b fitted leave one lease out instead (each lease predicted with the mean b of every other lease "
+        f"with a mix record): the same held-out points {_summary(held_out, 'lolo_error')}; every lease "
+        f"{_summary(lease, 'lolo_error')}",
         f"  - held out, the mix alone (no drift): {_summary(held_out, 'mix_error')}",
         f"  - the same held-out points with same-lease host: {_summary(held_out, 'lease_error')}; with the "
         f"catalog's: {_summary(held_out, 'catalog_error')}",
