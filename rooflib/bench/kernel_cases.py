@@ -6,10 +6,8 @@ timed by CUPTI) and the model had no measured figure for:
 
 - ``tiny``: the streaming ops (``copy``, ``add``, ``sum`` over rows of 1024, ``fill``) below the ``memory`` part's
   smallest size (256 KiB), down to one element: the device time of a launch-bound kernel;
-- ``gather``: rows of a table picked by index (``index_select``; ``embedding`` and ``x[idx]`` run the same kernel
-  family), and ``gather`` along the last dimension (one index per element);
-- ``scatter``: ``index_add_`` of rows and ``scatter_add_`` of elements at random indices (atomics), and
-  ``index_put_`` without accumulation;
+- ``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``index_put``: gathers and scatters
+  (:mod:`rooflib.bench.index_cases`);
 - ``sort``: ``torch.sort`` of one flat fp32 array (CUB's radix sort) and of rows (segmented; a bitonic sort in
   place for short rows);
 - ``transpose``: ``x.t().contiguous()`` of a square matrix (bf16, fp32, complex64), and an elementwise op on a
@@ -38,13 +36,10 @@ from rooflib.bench.broadcast_cases import BROADCAST_OPS, broadcast_case
 from rooflib.bench.cast_cases import CAST_OPS, cast_case
 from rooflib.bench.compute_grids import KERNEL_OPS
 from rooflib.bench.compute_ops import Case
+from rooflib.bench.index_cases import ROW, index_case
 from rooflib.bench.torch_common import rel_error
 
 __all__ = ["kernel_case"]
-
-ROW = 1024
-"""Row length of the row ops (``sum``, ``cumsum``, ``index_select``, ``index_add``)."""
-
 
 _DTYPES = {"bf16": ("bfloat16", 2), "fp32": ("float32", 4), "complex64": ("complex64", 8)}
 _CHECK = 1 << 16  # elements compared with the reference
@@ -79,11 +74,11 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
         "add": lambda: _stream(torch, dev, dt, size, n, 2, lambda g: g[0] + g[1], lambda g: g[0] + g[1]),
         "fill": lambda: _fill(torch, dev, dt, size, n),
         "sum": lambda: _sum(torch, dev, dt, size, n),
-        "index_select": lambda: _index_select(torch, dev, dt, size, n),
-        "gather": lambda: _gather(torch, dev, dt, size, n),
-        "index_add": lambda: _index_add(torch, dev, dt, size, n),
-        "scatter_add": lambda: _scatter_add(torch, dev, size, n),
-        "index_put": lambda: _index_put(torch, dev, dt, size, n),
+        "index_select": lambda: index_case(torch, dev, "index_select", dt, size, n),
+        "gather": lambda: index_case(torch, dev, "gather", dt, size, n),
+        "index_add": lambda: index_case(torch, dev, "index_add", dt, size, n),
+        "scatter_add": lambda: index_case(torch, dev, "scatter_add", dt, size, n),
+        "index_put": lambda: index_case(torch, dev, "index_put", dt, size, n),
         "sort": lambda: _sort(torch, dev, n, rows=False),
         "sort_rows": lambda: _sort(torch, dev, n, rows=True),
         "transpose": lambda: _transpose(torch, dev, dt, size, n),
@@ -171,115 +166,6 @@ def _sum(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         2e-2,
         extra={"rows": rows, "cols": cols, "elements": rows * cols},
     )
-
-
-def _index_select(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """Gather ``rows`` rows of ``ROW`` elements out of a table twice as tall (``n``: the output's elements)."""
-    rows, cols = _rows(n, ROW)
-    table = 2 * rows
-
-    def make(i: int) -> Any:
-        return (_randn(torch, (table, cols), dev, dt), torch.randint(0, table, (rows,), device=dev))
-
-    def check(g: Any, out: Any) -> float:
-        r = min(rows, 64)
-        return rel_error(torch, out[:r], g[0][g[1][:r]])
-
-    moved = 2 * rows * cols * size + rows * 8
-    return Case(
-        make,
-        lambda g: torch.index_select(g[0], 0, g[1]),
-        check,
-        float(moved),
-        float(rows * cols * size),
-        0.0,
-        extra={"rows": rows, "cols": cols, "elements": rows * cols},
-    )
-
-
-def _gather(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """``torch.gather`` along the last dimension: one int64 index per output element, from rows twice as long."""
-    rows, cols = _rows(n, ROW)
-
-    def make(i: int) -> Any:
-        return (_randn(torch, (rows, 2 * cols), dev, dt), torch.randint(0, 2 * cols, (rows, cols), device=dev))
-
-    def check(g: Any, out: Any) -> float:
-        r = min(rows, 16)
-        return rel_error(torch, out[:r], torch.gather(g[0][:r].double(), 1, g[1][:r]))
-
-    moved = 2 * rows * cols * size + rows * cols * 8
-    return Case(
-        make,
-        lambda g: torch.gather(g[0], 1, g[1]),
-        check,
-        float(moved),
-        float(rows * cols * size),
-        0.0,
-        extra={"rows": rows, "cols": cols, "elements": rows * cols},
-    )
-
-
-def _index_add(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """``out.index_add_(0, idx, src)``: ``rows`` source rows of ``ROW`` added into a table of as many rows."""
-    rows, cols = _rows(n, ROW)
-
-    def make(i: int) -> Any:
-        src = _randn(torch, (rows, cols), dev, dt)
-        return (torch.zeros(rows, cols, device=dev, dtype=dt), torch.randint(0, rows, (rows,), device=dev), src)
-
-    def call(g: Any) -> Any:
-        return g[0].index_add_(0, g[1], g[2])
-
-    def check(g: Any, out: Any) -> float:  # a finite, shaped output; atomics make the order (and rounding) free
-        return 0.0 if bool(torch.isfinite(out).all()) and out.shape == (rows, cols) else 1.0
-
-    moved = 3 * rows * cols * size + rows * 8
-    return Case(
-        make,
-        call,
-        check,
-        float(moved),
-        float(rows * cols * size),
-        0.0,
-        extra={"rows": rows, "cols": cols, "elements": rows * cols},
-        graph_ok=True,
-    )
-
-
-def _scatter_add(torch: Any, dev: Any, size: int, n: int) -> Case:
-    """``out.scatter_add_(0, idx, src)`` over ``n`` fp32 elements at random positions (fp32: atomics)."""
-
-    def make(i: int) -> Any:
-        src = torch.randn(n, device=dev, dtype=torch.float32)
-        return (torch.zeros(n, device=dev, dtype=torch.float32), torch.randint(0, n, (n,), device=dev), src)
-
-    def call(g: Any) -> Any:
-        return g[0].scatter_add_(0, g[1], g[2])
-
-    def check(g: Any, out: Any) -> float:
-        return 0.0 if bool(torch.isfinite(out).all()) else 1.0
-
-    moved = 3 * n * 4 + n * 8
-    return Case(make, call, check, float(moved), float(n * 4), 0.0, extra={"elements": n})
-
-
-def _index_put(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """``x[idx] = v`` (``index_put_`` without accumulation) of ``n`` elements at distinct random positions."""
-
-    def make(i: int) -> Any:
-        idx = torch.randperm(n, device=dev)
-        return (torch.zeros(n, device=dev, dtype=dt), idx, _randn(torch, (n,), dev, dt))
-
-    def call(g: Any) -> Any:
-        return g[0].index_put_((g[1],), g[2])
-
-    def check(g: Any, out: Any) -> float:
-        k = min(n, _CHECK)
-        return rel_error(torch, out[g[1][:k]], g[2][:k])
-
-    moved = 3 * n * size + n * 8
-    return Case(make, call, check, float(moved), float(n * size), 0.0, extra={"elements": n})
 
 
 def _sort(torch: Any, dev: Any, n: int, *, rows: bool) -> Case:

@@ -233,6 +233,10 @@ def test_a_wrong_kernel_output_is_not_verified() -> None:
     case = kernel_case(torch, dev, "sort", 1 << 12, "fp32")
     case.call = lambda g: g[0]  # not sorted
     assert not time_case(torch, dev, case, 1)["verified"]
+    for op in ("index_add", "scatter_add"):  # added twice: each position holds twice its sum
+        case = kernel_case(torch, dev, op, 1 << 14, "bf16")
+        case.call = lambda g, f=case.call: (f(g), f(g))[1]
+        assert not time_case(torch, dev, case, 1)["verified"], op
     case = kernel_case(torch, dev, "cast_to_i8", 1 << 12, "fp32")
     case.call = lambda g: g[0].round().to(torch.int8)  # rounded, where a cast truncates
     assert not time_case(torch, dev, case, 1)["verified"]
