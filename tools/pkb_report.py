@@ -860,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
         "  0.81 / 0.92 / 1.25x (quartiles) and their measured time 0.82 / 0.92 / 1.15x, so the same-lease",
         "  prediction is too fast there (see by run) while the catalog's figures, from slower leases, are not;",
         "- ops that size their output from values wait for the device and cost 28-71 us a call (now modelled:",
-        "  `rooflib.trace.rules.value_sized`, the measured figures in the catalog);",
+        "  `rooflib.trace.value_sized.value_sized`, the measured figures in the catalog);",
         "- PKB's loop records a fresh CUDA event after every call, 12.8-14.0 us per iteration around an empty",
         "  program (now the catalog's `iteration`; the host family's earlier case reused its events: 6.5-9.7 us);",
         "- a sequence of different ops costs the host more than the same ops each in its own loop: all 49 op",

@@ -10,7 +10,7 @@ only where Triton is installed. ``no_grad`` is a call of an empty ``@torch.no_gr
 records each grad-mode context entry as ``python.no_grad``). The calls whose output size depends on values wait
 for the device inside (``nonzero``, ``masked_select``, boolean-mask indexing and assignment, ``unique``,
 ``bincount``, ``repeat_interleave`` of a repeats tensor): each call is timed whole, its launches and its wait on
-an otherwise idle GPU, which is what ``rooflib trace`` charges such an op (``rooflib.trace.rules.value_sized``;
+an otherwise idle GPU, which is what ``rooflib trace`` charges such an op (``rooflib.trace.value_sized.value_sized``;
 the names ``aten.index(bool)`` and ``aten.index_put(bool)`` are the boolean-mask forms).
 """
 

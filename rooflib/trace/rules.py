@@ -62,6 +62,7 @@ from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
 from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, round_half_up
 from rooflib.trace.records import Call, TensorMeta
 from rooflib.trace.special import SPECIAL_RULES
+from rooflib.trace.value_sized import value_sized
 
 __all__ = ["RULES", "Rule", "broadcast_operands", "lower_compute", "value_sized"]
 
@@ -338,42 +339,6 @@ RULES: dict[str, Rule] = {
     ),
 }
 """Rules by aten name (in-place variants, ``add_``, are looked up without their trailing underscore)."""
-
-
-# --- ops whose output size depends on values: the host waits for a count ----------------------------------------
-_VALUE_SIZED = {
-    "aten.nonzero": 2,
-    "aten.argwhere": 2,
-    "aten.masked_select": 2,
-    "aten._unique": 3,
-    "aten._unique2": 3,
-    "aten.unique_dim": 3,
-    "aten.unique_consecutive": 3,
-    "aten.bincount": 2,
-}
-"""Ops that wait for the device on CUDA before they can size their output (each copies a count to the host and
-synchronises), with the kernels such a call launches besides its main one (the default host cost where the host
-block has no measured figure for it)."""
-
-
-def value_sized(call: Call) -> tuple[str, int] | None:
-    """``(host op, extra launches)`` when ``call`` makes the host wait for the device to size its output: the ops
-    of :data:`_VALUE_SIZED`, indexing with a boolean mask (``x[mask]``, ``x[mask] = v``: a ``nonzero`` inside,
-    named ``aten.index(bool)`` / ``aten.index_put(bool)``) and ``repeat_interleave`` of a repeats tensor with no
-    ``output_size`` (a sum inside); None otherwise."""
-    base = call.name.rstrip("_")
-    if base in _VALUE_SIZED:
-        return base, _VALUE_SIZED[base]
-    if base in ("aten.index", "aten.index_put", "aten._index_put_impl"):
-        indices = call.arg("indices") or ()
-        if any(isinstance(i, TensorMeta) and i.dtype in ("bool", "uint8") for i in indices):
-            name = "aten.index" if base == "aten.index" else "aten.index_put"
-            return f"{name}(bool)", 2
-    if base == "aten.repeat_interleave" and call.arg("output_size") is None:
-        repeats = call.arg("repeats", call.arg("self"))
-        if isinstance(repeats, TensorMeta) and repeats.on_gpu and repeats.numel > 1:
-            return base, 2
-    return None
 
 
 def lower_compute(call: Call, ctx: Context) -> list[Piece]:

@@ -1,4 +1,4 @@
-"""Ops whose output size depends on values (``rooflib.trace.rules.value_sized``): each starts with a host sync that
+"""Ops whose output size depends on values (``rooflib.trace.value_sized.value_sized``): each starts with a host sync that
 is charged the op's own measured host figure, and its kernels cost the host nothing more."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from rooflib.program import host_costs, simulate
 from rooflib.trace import lower
-from rooflib.trace.rules import value_sized
+from rooflib.trace.value_sized import value_sized
 
 from .conftest import call, tensor, trace_of
 
