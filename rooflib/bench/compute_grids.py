@@ -244,6 +244,7 @@ KERNEL_OPS = (
     "gather",
     "index_add",
     "scatter_add",
+    "scatter_add_rows",
     "index_put",
     "sort",
     "sort_rows",
@@ -286,6 +287,7 @@ def kernel_points(quick: bool = False) -> list[tuple[str, str, int, str]]:
     out += [("fill", "cold", s, "bf16") for s in big if s > tiny[-1]]
     for op in ("index_select", "gather", "index_add", "scatter_add", "index_put", "cumsum"):
         out += [(op, "cold", s, "bf16") for s in big if s >= 4096]
+    out += [("scatter_add_rows", "cold", s, "bf16") for s in big if s >= 4096]
     out += [("sort", "cold", s, "fp32") for s in big]
     out += [("sort_rows", "cold", s, "fp32") for s in big if s >= 4096]
     for dt in ("bf16", "fp32", "complex64"):

@@ -4,6 +4,9 @@
 - ``gather``: ``torch.gather`` along the last dimension, one index per element;
 - ``index_add``: ``index_add_`` of rows at random indices (atomics);
 - ``scatter_add``: ``scatter_add_`` of fp32 elements at random positions (atomics);
+- ``scatter_add_rows``: ``scatter_add_`` of rows, its index one per row expanded along the row (the MoE combine's
+  ``out.scatter_add_(0, idx.expand(-1, h), tokens)``: an elementwise kernel with atomics that fall on consecutive
+  addresses, where ``index_add_`` runs ATen's index kernel);
 - ``index_put``: ``x[idx] = v`` at distinct positions, without accumulation.
 
 ``bytes_moved`` counts what the op reads and writes (:func:`rooflib.compute.kernels.moved_bytes`: the rows or
@@ -21,7 +24,7 @@ from rooflib.bench.torch_common import rel_error
 
 __all__ = ["INDEX_OPS", "ROW", "index_case"]
 
-INDEX_OPS = ("index_select", "gather", "index_add", "scatter_add", "index_put")
+INDEX_OPS = ("index_select", "gather", "index_add", "scatter_add", "scatter_add_rows", "index_put")
 ROW = 1024
 """Row length of the row ops (``sum``, ``cumsum``, ``index_select``, ``index_add``)."""
 _CHECK = 1 << 16  # elements compared with the reference
@@ -42,6 +45,7 @@ def index_case(torch: Any, dev: Any, op: str, dt: Any, size: int, n: int) -> Cas
         "gather": _gather,
         "index_add": _index_add,
         "scatter_add": _scatter_add,
+        "scatter_add_rows": _scatter_add_rows,
         "index_put": _index_put,
     }
     if op not in builders:
@@ -103,6 +107,31 @@ def _index_add(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
     moved = 3 * rows * cols * size + rows * 8
     extra = {"rows": rows, "cols": cols, "elements": rows * cols}
     call = lambda g: g[0].index_add_(0, g[1], g[2])  # noqa: E731
+    tol = _ATOMIC_TOLERANCE.get(size, 2e-2)
+    return Case(make, call, check, float(moved), float(rows * cols * size), tol, extra=extra)
+
+
+def _scatter_add_rows(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
+    """``out.scatter_add_(0, idx.expand(-1, ROW), src)``: ``rows`` source rows of ``ROW`` added into a table of as
+    many rows, one int64 index per row (stride 0 along it)."""
+    rows, cols = _rows(n, ROW)
+
+    def make(i: int) -> Any:
+        src = torch.randn(rows, cols, device=dev, dtype=dt)
+        idx = torch.randint(0, rows, (rows, 1), device=dev).expand(rows, cols)
+        return (torch.zeros(rows, cols, device=dev, dtype=dt), idx, src)
+
+    def check(g: Any, out: Any) -> float:  # the first rows against the same sums in float64
+        r = min(rows, 64)
+        first = g[1][:, 0]
+        hit = first < r
+        want = torch.zeros(r, cols, device=out.device, dtype=torch.float64)
+        want.index_add_(0, first[hit], g[2][hit].double())
+        return rel_error(torch, out[:r], want) if out.shape == (rows, cols) else 1.0
+
+    moved = 3 * rows * cols * size + rows * 8
+    extra = {"rows": rows, "cols": cols, "elements": rows * cols}
+    call = lambda g: g[0].scatter_add_(0, g[1], g[2])  # noqa: E731
     tol = _ATOMIC_TOLERANCE.get(size, 2e-2)
     return Case(make, call, check, float(moved), float(rows * cols * size), tol, extra=extra)
 

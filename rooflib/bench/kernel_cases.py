@@ -6,7 +6,8 @@ timed by CUPTI) and the model had no measured figure for:
 
 - ``tiny``: the streaming ops (``copy``, ``add``, ``sum`` over rows of 1024, ``fill``) below the ``memory`` part's
   smallest size (256 KiB), down to one element: the device time of a launch-bound kernel;
-- ``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``index_put``: gathers and scatters
+- ``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``scatter_add_rows``, ``index_put``: gathers and
+  scatters
   (:mod:`rooflib.bench.index_cases`);
 - ``sort``: ``torch.sort`` of one flat fp32 array (CUB's radix sort) and of rows (segmented; a bitonic sort in
   place for short rows);
@@ -78,6 +79,7 @@ def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) ->
         "gather": lambda: index_case(torch, dev, "gather", dt, size, n),
         "index_add": lambda: index_case(torch, dev, "index_add", dt, size, n),
         "scatter_add": lambda: index_case(torch, dev, "scatter_add", dt, size, n),
+        "scatter_add_rows": lambda: index_case(torch, dev, "scatter_add_rows", dt, size, n),
         "index_put": lambda: index_case(torch, dev, "index_put", dt, size, n),
         "sort": lambda: _sort(torch, dev, n, rows=False),
         "sort_rows": lambda: _sort(torch, dev, n, rows=True),

@@ -11,6 +11,9 @@ count, written once here and used by the fit's report and by program costs alike
 ``gather``         one index per element: the same
 ``index_add``      rows added at indices: the source three times (read, destination read and written), indices
 ``scatter_add``    elements added at positions (atomics): the same
+``scatter_add_rows`` rows added by ``scatter_add_`` with an index expanded along them (the MoE combine: ATen's
+                   elementwise scatter kernel, atomics on consecutive addresses): the same; where the device has
+                   not measured it, the ``index_add`` curve stands in (:data:`STAND_IN`)
 ``index_put``      elements written at positions: the same
 ``sort``           a flat array (CUB's radix sort): keys in, sorted keys and int64 indices out
 ``sort_rows``      rows of at most :data:`SORT_ROW_MAX` elements, each sorted in place by one block: the same
@@ -64,6 +67,7 @@ __all__ = [
     "GATHERS",
     "SCATTERS",
     "SORT_ROW_MAX",
+    "STAND_IN",
     "bench_class",
     "broadcast_class",
     "kernel_time",
@@ -72,7 +76,7 @@ __all__ = [
 ]
 
 GATHERS = frozenset({"index_select", "gather"})
-SCATTERS = frozenset({"index_add", "scatter_add", "index_put"})
+SCATTERS = frozenset({"index_add", "scatter_add", "scatter_add_rows", "index_put"})
 SORT_ROW_MAX = 4096
 """Longest row PyTorch sorts in place, one block per row (``radixSortKVInPlace``; longer rows go to CUB)."""
 
@@ -125,11 +129,21 @@ def sort_bytes(elements: float, key_bytes: float) -> float:
     return elements * (2.0 * key_bytes + 8.0)
 
 
+STAND_IN = {"scatter_add_rows": "index_add"}
+"""A class a device has no curve for, timed by another's: a row scatter with an expanded index ran as the
+``index_add`` class until the ``kernels`` grid measured it (CUPTI: 514 us against index_add's 1141 us for the
+same rows, ParallelKernelBench problem 29 at 8192x8192, docs/validation/pkb/runs/x1-kernels-2)."""
+
+
 def kernel_time(device: DeviceSpec, kind: str, moved: float) -> float | None:
-    """Seconds the device's ``kind`` curve gives for ``moved`` bytes (:func:`moved_bytes`), or ``None`` when the
-    device has no such curve (0 bytes take 0 s)."""
+    """Seconds the device's ``kind`` curve gives for ``moved`` bytes (:func:`moved_bytes`; its :data:`STAND_IN`'s
+    where the device has no ``kind`` curve), or ``None`` when the device has neither (0 bytes take 0 s)."""
     models = device.compute
-    if models is None or models.memory_ops is None or not models.memory_ops.curves(kind):
+    if models is None or models.memory_ops is None:
+        return None
+    if not models.memory_ops.curves(kind) and kind in STAND_IN:
+        kind = STAND_IN[kind]
+    if not models.memory_ops.curves(kind):
         return None
     if moved <= 0:
         return 0.0

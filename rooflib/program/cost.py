@@ -14,7 +14,8 @@ Assumptions beyond the compute models (each says where it comes from):
   that curve's time (its bytes stay the sort's);
 - on a device with the measured curves of the op classes of :mod:`rooflib.compute.kernels`, the time is the
   curve's (the bytes and the bound stay as above): an ``index`` op whose ``op`` names a gather or scatter class
-  (``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``index_put``; ``index_bytes``: its indices), a
+  (``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``scatter_add_rows``, ``index_put``;
+  ``index_bytes``: its indices), a
   ``sort`` that is not a top-k (rows of ``cols`` up to 4096 sorted in place, longer ones by CUB), a ``copy`` with
   ``layout: transpose`` (``elements``), ``cast_up``, ``cast_down`` or ``strided_copy`` (input and output once),
   and an ``elementwise`` op with ``curve`` (``fill``, ``cumsum``, ``fft``, ``rfft``, ``rfft_dim0``) and

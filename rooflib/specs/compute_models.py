@@ -54,6 +54,7 @@ KERNEL_OP_KINDS = (
     "gather",
     "index_add",
     "scatter_add",
+    "scatter_add_rows",
     "index_put",
     "sort",
     "sort_rows",

@@ -7,8 +7,8 @@ conversion, ``cast_up`` otherwise, its unrolled kernel); one from
 or into a non-contiguous view that is not a transpose (a slice, a chunk along the last dimension, an expanded
 tensor) is ``layout: strided_copy``; a same-dtype copy between dense tensors is the copy engine's memcpy (the
 ``copy`` curve). A gather or scatter names its measured class (``op``: ``index_select`` or ``gather``;
-``index_add``, ``scatter_add`` or ``index_put``) and the bytes of its indices, counted by the elements they hold
-in memory (an index expanded along rows moves whole rows): :mod:`rooflib.compute.kernels`.
+``index_add``, ``scatter_add``, ``scatter_add_rows`` or ``index_put``) and the bytes of its indices, counted by
+the elements they hold in memory (an index expanded along rows moves whole rows): :mod:`rooflib.compute.kernels`.
 """
 
 from __future__ import annotations
@@ -108,6 +108,10 @@ _GATHERS = {"aten.index_select", "aten.gather", "aten.embedding", "aten.index", 
 _SCATTER_SOURCE = ("src", "source", "values")
 _INDEX_ARGS = ("index", "indices", "mask")
 _ACCUMULATE = {"aten.scatter_add", "aten.scatter_reduce", "aten.index_add", "aten.index_reduce"}
+_ELEMENTWISE_SCATTERS = {"aten.scatter_add", "aten.scatter_reduce"}
+"""Scatters ATen runs as an elementwise kernel over the source (``_scatter_gather_elementwise_kernel``), also
+where the index moves whole rows (``scatter_add_rows``); ``index_add`` and row-wise ``index_put`` run its index
+kernel."""
 _ROW_ELEMENTS = 8
 """Elements moved per index from which a gather or scatter runs row by row (``index_select``'s kernel family)."""
 
@@ -134,7 +138,8 @@ def index_rule(call: Call, ctx: Context) -> list[Piece]:
         accumulate = base in _ACCUMULATE or bool(call.arg("accumulate", False)) or base.endswith("dense_backward")
         if source is not None or base.endswith("dense_backward"):
             rows = (source.numel if source is not None else moved) / count >= _ROW_ELEMENTS
-            params["op"] = "index_add" if rows else ("scatter_add" if accumulate else "index_put")
+            row_class = "scatter_add_rows" if base in _ELEMENTWISE_SCATTERS else "index_add"
+            params["op"] = row_class if rows else ("scatter_add" if accumulate else "index_put")
         elif index and base == "aten.scatter" and call.outputs:  # a value written at each index
             moved = count * call.outputs[0].itemsize
             params["op"] = "index_put"

@@ -55,6 +55,17 @@ def test_a_device_with_carried_curves_times_every_class(h200: rooflib.System) ->
         assert large > kernel_time(h200.device, kind, 1e9), kind  # type: ignore[operator]  # slower HBM
 
 
+def test_a_class_not_measured_yet_takes_its_stand_ins_curve(h200: rooflib.System) -> None:
+    from rooflib.compute.kernels import STAND_IN
+
+    mem = h200.device.compute.memory_ops  # type: ignore[union-attr]
+    for kind, other in STAND_IN.items():
+        if mem.curves(kind):  # measured since: its own curve
+            continue
+        assert kernel_time(h200.device, kind, 1e8) == kernel_time(h200.device, other, 1e8), kind
+    assert kernel_time(h200.device, "index_add", 1e8) != kernel_time(h200.device, "scatter_add", 1e8)
+
+
 def test_h200_curves_never_get_faster_with_bytes(h200: rooflib.System) -> None:
     sizes = np.logspace(0, 10, 60)
     for kind in KERNEL_OP_KINDS:

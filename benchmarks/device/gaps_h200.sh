@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# One H200 (device tool), one call: the int8 casts of the compute family's `kernels` part (fp32 to int8, int8 to
-# fp32: rooflib/bench/cast_cases.py; held out, they test the cast_up curve on other dtypes) and the memory part's
-# `short_rows` grid (rmsnorm, layernorm, softmax, sum over rows of 16-512, 1 MiB-1 GiB). Writes
-# $OUT/kernels/raw/compute.jsonl (runs/x1-kernels-7) and $OUT/short-rows/raw/compute.jsonl (runs/x1-short-rows),
-# each with its stderr log. From the repository root there (the pydantic wheels carried as .wheels):
-#   bash benchmarks/device/short_rows_h200.sh
-# CAST_S and ROWS_S: the two parts' budgets in seconds (default 90 and 330); an interrupted part resumes.
+# One H200 (device tool), one call: the points the model still lacks. The compute family's `kernels` part for the
+# int8 casts (fp32 to int8, int8 to fp32: rooflib/bench/cast_cases.py; held out, they test the cast_up curve on
+# other dtypes) and the row scatter with an expanded index (scatter_add_rows: the MoE combine's kernel,
+# rooflib/bench/index_cases.py), then the memory part's `short_rows` grid (rmsnorm, layernorm, softmax, sum over
+# rows of 16-512, 1 MiB-1 GiB). Writes $OUT/kernels/raw/compute.jsonl (runs/x1-kernels-7) and
+# $OUT/short-rows/raw/compute.jsonl (runs/x1-short-rows), each with its stderr log. From the repository root
+# there (the pydantic wheels carried as .wheels):
+#   bash benchmarks/device/gaps_h200.sh
+# CAST_S and ROWS_S: the two parts' budgets in seconds (default 120 and 330); an interrupted part resumes.
 # Nothing here uses NVLink multicast (one GPU; NCCL_NVLS_ENABLE=0 and friends set by env.sh anyway).
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
 mkdir -p "$out/kernels/raw" "$out/short-rows/raw"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
-cs=${CAST_S:-90}
-timeout -s INT "$((cs + 40))" python3 -m rooflib.bench.compute_worker --part kernels --ops cast_to_i8,cast_from_i8 \
+cs=${CAST_S:-120}
+timeout -s INT "$((cs + 40))" python3 -m rooflib.bench.compute_worker --part kernels --ops cast_to_i8,cast_from_i8,scatter_add_rows \
   --max-seconds "$cs" --out "$out/kernels/raw/compute.jsonl" 2> "$out/kernels/stderr.log"
-echo "== casts: exit $? at $SECONDS s"
+echo "== kernels: exit $? at $SECONDS s"
 rs=${ROWS_S:-330}
 timeout -s INT "$((rs + 60))" python3 -m rooflib.bench.compute_worker --part memory --grid short_rows \
   --max-seconds "$rs" --out "$out/short-rows/raw/compute.jsonl" 2> "$out/short-rows/stderr.log"
