@@ -31,7 +31,16 @@ import numpy as np
 import pandas as pd
 
 from rooflib.calibrate.data import Fit, robust_fit
-from rooflib.calibrate.library_model import ALGS, CTA_STARTS, PROTOCOLS, RANKS, FloatArray, _groups, _Model
+from rooflib.calibrate.library_model import (
+    ALGS,
+    CTA_STARTS,
+    PRIOR_WEIGHT,
+    PROTOCOLS,
+    RANKS,
+    FloatArray,
+    _groups,
+    _Model,
+)
 from rooflib.specs.catalog import validate
 from rooflib.specs.figures import Ratio
 from rooflib.specs.resolve import System
@@ -120,6 +129,7 @@ def fit_library_starts(
     held: dict[str, tuple[float, str]] | None = None,
     starts: int = STARTS,
     seed: int = 0,
+    prior: float = PRIOR_WEIGHT,
 ) -> list[TableFit]:
     """:func:`fit_library_tables` from ``starts`` starting points, lowest cost first.
 
@@ -128,14 +138,15 @@ def fit_library_starts(
     costs 8.92 and 8.90 and their figures predicted the B200 tables at 7.3 and 10.4 % median. The first start is
     the default one; the others multiply each free figure by ``exp(N(0, JITTER))`` (``numpy`` generator
     ``seed``), clipped to its bounds. The spread of what the fits predict is the answer's sensitivity to where
-    its fit started.
+    its fit started. ``prior``: the pull toward the generic start
+    (:data:`~rooflib.calibrate.library_model.PRIOR_WEIGHT`).
     """
     if starts < 1:
         raise ValueError(f"starts: {starts} (at least 1)")
     groups = _groups(datasets)
     if not groups:
         raise ValueError("no NCCL rows of a known op at a GPU count the systems have")
-    model = _Model(groups, ranks=len({g.n for g in groups}) > 1)
+    model = _Model(groups, ranks=len({g.n for g in groups}) > 1, prior=prior)
     unknown = sorted(set(held or {}) - set(HELD))
     if unknown:
         raise ValueError(f"held: {unknown[0]!r} is not a figure a fit can hold ({', '.join(HELD)})")
