@@ -45,3 +45,18 @@ def test_the_routed_plans_do_not_follow_the_link_share_the_system_was_routed_wit
     assert plans[0].keys() == plans[1].keys() and plans[0]
     for name in plans[0]:
         assert np.allclose(plans[0][name], plans[1][name], rtol=1e-9)
+
+
+def test_the_pull_toward_the_start_costs_nothing_there_and_grows_away_from_it() -> None:
+    from rooflib.calibrate.library_model import PRIOR_WEIGHT, _Model
+
+    system = load_system("hgx-h100")
+    rows = pd.DataFrame({"op": ["all_gather"] * 2, "gpus": [4, 4], "bytes": [1e4, 1e8], "time_s": [1e-5, 1e-3]})
+    groups = _groups([(system, rows)])
+    bare, pulled = _Model(groups, ranks=False, prior=0.0), _Model(groups, ranks=False)
+    extra = len(pulled.residuals(pulled.x0)) - len(bare.residuals(bare.x0))
+    assert PRIOR_WEIGHT > 0 and extra > 0  # one residual per free figure with a positive lower bound
+    assert np.allclose(pulled.residuals(pulled.x0)[-extra:], 0.0)
+    moved = pulled.x0.copy()
+    moved[9] *= 1.2  # LL's bandwidth share, 20 % off its start
+    assert np.isclose(np.abs(pulled.residuals(moved)[-extra:]).max(), PRIOR_WEIGHT * np.log(1.2))
