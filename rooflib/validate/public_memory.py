@@ -5,11 +5,11 @@ The H200's memory-op curves were measured on rooflib's own lent H200 (PyTorch's 
 and GB200 carry them at their own HBM rate (:mod:`rooflib.specs.port`). aiconfigurator's
 ``quantize/trtllm/<version>/scale_matrix_perf.parquet`` times one streaming kernel (TensorRT-LLM's static fp8
 quantisation: 2 bytes read, 1 written per element) from a few elements to 5 GB on H100, H200, B200 and GB200,
-in a CUDA graph that quantises the same tensor again and again. Predicted here as rooflib costs a cast to a
-narrower type (the ``cast_down`` curve) over those bytes with its operands in L2 where they fit
-(``l2_resident``), as that loop leaves them; also from HBM (no residency) and with the datasheet rule alone (the
-model before the curves were carried: ``hbm_efficiency`` of the HBM rate, no launch cost). Nothing is fitted on
-these tables.
+in a CUDA graph that quantises the same tensor again and again. Predicted here as rooflib costs a vectorised cast
+to a narrower type (the ``cast_down`` curve: PyTorch's fp32-to-bf16 kernel) over those bytes with its operands in
+L2 where they fit (``l2_resident``), as that loop leaves them; also from HBM (no residency) and with the
+datasheet rule alone (the model before the curves were carried: ``hbm_efficiency`` of the HBM rate, no launch
+cost). Nothing is fitted on these tables.
 
 >>> import numpy as np
 >>> from rooflib.specs import default_catalog
@@ -33,7 +33,7 @@ from rooflib.specs import DeviceSpec
 __all__ = ["BANDS", "OP", "SYSTEMS", "band_summary", "quantize_frame"]
 
 OP = "cast_down"
-"""The rooflib curve that stands for the quantisation kernel: an elementwise cast to a narrower type."""
+"""The rooflib curve that stands for the quantisation kernel: a vectorised elementwise cast to a narrower type."""
 
 SYSTEMS = {  # aiconfigurator folder: (catalog device, the curves' role there)
     "h200_sxm": ("h200-sxm", "measured here (the curves' own device, another kernel)"),
