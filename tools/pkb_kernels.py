@@ -98,6 +98,9 @@ def kernels_section(suite: Any, runs: Path) -> list[str]:
         "time of each op of the same part (`rooflib.validate.pkb_kernels` aligns the two; the gaps between",
         "kernels are not in either side). Nothing is fitted on these points: the op classes' curves come from",
         "the compute family's `kernels` grid (docs/validation/h200/report-x1-compute).",
+        "`index:scatter_add_rows` (the MoE combine's row scatter, ATen's elementwise kernel) has no curve of its",
+        "own yet: `index_add`'s stands in (`rooflib.compute.kernels.STAND_IN`); `benchmarks/device/gaps_h200.sh`",
+        "measures it.",
         "",
         "- a part's kernels summed, predicted against measured, per size:",
     ]
