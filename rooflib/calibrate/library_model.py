@@ -36,7 +36,7 @@ PRIOR_WEIGHT = 0.3
 positive lower bound: the shares, efficiencies and the block rate). The least-squares problem has many nearby
 minima of almost equal cost; the pull picks among them. Chosen among 0, 0.1, 0.3 and 1 by fitting each of A100,
 H100 and H200 on its 2-GPU rows and predicting its 4-GPU rows (rows inside every fit set; the median over the
-three systems of the lowest-cost fit's median error: 24.2, 23.3, 14.8 and 15.9 %;
+three systems of the lowest-cost fit's median error: 24.1, 23.3, 14.8 and 15.8 %;
 docs/validation/generalization/prior_weight.md, ``python tools/prior_weight.py``)."""
 CTA0 = 18.0  # starting point of the point-to-point block rate, GB/s (the vector keeps every entry near 1)
 CTA_STARTS = (10.0, 20.0)
