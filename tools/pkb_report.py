@@ -336,15 +336,19 @@ def lease_section(
     return lines, rows, b
 
 
-def _summary(rows: list[dict[str, Any]], key: str) -> str:
-    e = [r[key] for r in rows if r.get(key) is not None]
-    if not e:
-        return "no points"
-    med, signed = statistics.median(abs(x) for x in e), statistics.median(e)
+def _describe(errors: list[float], unit: str) -> str:
+    """``N <unit>s, median |error|, signed median, within 10 %`` of relative errors."""
+    if not errors:
+        return f"no {unit}s"
+    med, signed = statistics.median(abs(x) for x in errors), statistics.median(errors)
     return (
-        f"{len(e)} points, median |error| {100 * med:.1f} %, median {100 * signed:+.1f} %, "
-        f"{sum(abs(x) <= 0.10 for x in e)} within 10 %"
+        f"{len(errors)} {unit}s, median |error| {100 * med:.1f} %, median {100 * signed:+.1f} %, "
+        f"{sum(abs(x) <= 0.10 for x in errors)} within 10 %"
     )
+
+
+def _summary(rows: list[dict[str, Any]], key: str) -> str:
+    return _describe([r[key] for r in rows if r.get(key) is not None], "point")
 
 
 def _per_problem(rows: list[dict[str, Any]], key: str) -> str:
@@ -359,13 +363,7 @@ def _per_problem(rows: list[dict[str, Any]], key: str) -> str:
         for v in groups.values()
         if len({m for m, _ in v}) > 1
     ]
-    if not err:
-        return "no problems"
-    med, signed = statistics.median(abs(x) for x in err), statistics.median(err)
-    return (
-        f"{len(err)} problems, median |error| {100 * med:.1f} %, median {100 * signed:+.1f} %, "
-        f"{sum(abs(x) <= 0.10 for x in err)} within 10 %"
-    )
+    return _describe(err, "problem")
 
 
 def _floor(rows: list[dict[str, Any]], key: str) -> str:
