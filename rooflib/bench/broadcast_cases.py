@@ -12,7 +12,7 @@ python number runs 1.8 us).
 - ``bcast_cast``: ``x * s`` with ``s`` a 0-dim fp32 CUDA tensor and ``x`` bf16 (the result bf16: ``mul_``'s
   promotion; the kernel casts every element, ``gpu_kernel_impl`` rather than ``_nocast``);
 - ``bcast_col``: ``x[r, c] * v[r, 1]``;
-- ``bcast_row``: ``x[r, c] * v[1, c]`` (rows of :data:`ROW`).
+- ``bcast_row``: ``x[r, c] * v[1, c]`` (rows of :data:`rooflib.bench.compute_ops.ROW`).
 
 ``bytes_moved`` counts ``x`` read, the output written and the broadcast operand once.
 """
@@ -21,14 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooflib.bench.compute_ops import Case
+from rooflib.bench.compute_ops import CHECK, ROW, Case
 from rooflib.bench.torch_common import rel_error
 
 __all__ = ["BROADCAST_OPS", "broadcast_case"]
 
 BROADCAST_OPS = ("bcast_scalar", "bcast_cast", "bcast_col", "bcast_row")
-ROW = 1024
-_CHECK = 1 << 16
 
 
 def broadcast_case(torch: Any, dev: Any, op: str, dt: Any, size: int, n: int) -> Case:
@@ -51,7 +49,7 @@ def broadcast_case(torch: Any, dev: Any, op: str, dt: Any, size: int, n: int) ->
         return g[0] * g[1]  # a 0-dim operand does not promote: bf16 * fp32 0-dim is bf16
 
     def check(g: Any, out: Any) -> float:
-        r = max(1, min(rows, _CHECK // cols))
+        r = max(1, min(rows, CHECK // cols))
         v = g[1][:r] if op == "bcast_col" else g[1]
         ref = g[0][:r].double() * v.double()
         return rel_error(torch, out[:r], ref) if out.dtype == dt and tuple(out.shape) == (rows, cols) else 1.0

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooflib.bench.compute_ops import Case
+from rooflib.bench.compute_ops import CHECK, Case
 from rooflib.bench.torch_common import rel_error
 
 __all__ = ["CAST_OPS", "cast_case"]
 
 CAST_OPS = ("cast", "cast_to_i8", "cast_from_i8")
-_CHECK = 1 << 16  # elements compared with the reference
 _I8 = 120  # |value| of the int8 casts' inputs at most: inside int8's range, so truncation is defined
 
 
@@ -40,7 +39,7 @@ def cast_case(torch: Any, dev: Any, op: str, dt: Any, size: int, n: int) -> Case
         return (torch.randint(-_I8, _I8 + 1, (n,), device=dev, dtype=torch.int8),)
 
     def check(g: Any, out: Any) -> float:
-        k = min(n, _CHECK)
+        k = min(n, CHECK)
         want = torch.trunc(g[0][:k].double()) if to_int else g[0][:k].double()
         if out.dtype != (torch.int8 if to_int else torch.float32):
             return 1.0
@@ -66,7 +65,7 @@ def _float_cast(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         return (torch.randn(n, device=dev, dtype=dt),)
 
     def check(g: Any, out: Any) -> float:
-        k = min(n, _CHECK)
+        k = min(n, CHECK)
         return rel_error(torch, out[:k], g[0][:k].double()) if out.dtype == to else 1.0
 
     return Case(

@@ -15,9 +15,20 @@ from typing import Any
 from rooflib.bench.compute_grids import ROWWISE, AttentionShape
 from rooflib.bench.torch_common import rel_error
 
-__all__ = ["Case", "attention_case", "gemm_case", "memory_case"]
+__all__ = ["CHECK", "ROW", "Case", "attention_case", "gemm_case", "memory_case", "row_shape"]
 
 _CHECK_ELEMENTS = 1 << 20  # elements of the output compared with the reference
+CHECK = 1 << 16
+"""Output elements (or rows' worth) the ``kernels`` part's cases compare with their reference."""
+ROW = 1024
+"""Row length of the ``kernels`` part's row ops (``sum``, ``cumsum``, ``index_select``, ``index_add``, the
+broadcast rows)."""
+
+
+def row_shape(elements: int, cols: int) -> tuple[int, int]:
+    """``(rows, cols)`` of ``elements`` in rows of ``cols`` (fewer when there are fewer elements)."""
+    c = min(cols, elements)
+    return max(1, elements // c), c
 
 
 @dataclass

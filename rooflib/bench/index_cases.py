@@ -17,35 +17,29 @@ is its dtype's rounding of a few additions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from rooflib.bench.compute_ops import Case
+from rooflib.bench.compute_ops import CHECK, ROW, Case, row_shape
 from rooflib.bench.torch_common import rel_error
 
-__all__ = ["INDEX_OPS", "ROW", "index_case"]
+__all__ = ["INDEX_OPS", "index_case"]
 
 INDEX_OPS = ("index_select", "gather", "index_add", "scatter_add", "scatter_add_rows", "index_put")
-ROW = 1024
-"""Row length of the row ops (``sum``, ``cumsum``, ``index_select``, ``index_add``)."""
-_CHECK = 1 << 16  # elements compared with the reference
 _ATOMIC_TOLERANCE = {2: 2e-2, 4: 1e-5}
 """Relative error allowed a scatter with atomics, by element bytes: bf16 rounds each addition (about one
 addition per position here), fp32 only the order of a few."""
 
 
-def _rows(elements: int, cols: int) -> tuple[int, int]:
-    c = min(cols, elements)
-    return max(1, elements // c), c
-
-
 def index_case(torch: Any, dev: Any, op: str, dt: Any, size: int, n: int) -> Case:
     """``op`` moving ``n`` elements of ``dt`` (``size`` bytes each; ``scatter_add`` always fp32)."""
-    builders = {
+    builders: dict[str, Callable[..., Case]] = {
         "index_select": _index_select,
         "gather": _gather,
-        "index_add": _index_add,
+        "index_add": partial(_row_add, expanded=False),
         "scatter_add": _scatter_add,
-        "scatter_add_rows": _scatter_add_rows,
+        "scatter_add_rows": partial(_row_add, expanded=True),
         "index_put": _index_put,
     }
     if op not in builders:
@@ -55,7 +49,7 @@ def index_case(torch: Any, dev: Any, op: str, dt: Any, size: int, n: int) -> Cas
 
 def _index_select(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
     """Gather ``rows`` rows of ``ROW`` elements out of a table twice as tall (``n``: the output's elements)."""
-    rows, cols = _rows(n, ROW)
+    rows, cols = row_shape(n, ROW)
     table = 2 * rows
 
     def make(i: int) -> Any:
@@ -73,7 +67,7 @@ def _index_select(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
 
 def _gather(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
     """``torch.gather`` along the last dimension: one int64 index per output element, from rows twice as long."""
-    rows, cols = _rows(n, ROW)
+    rows, cols = row_shape(n, ROW)
 
     def make(i: int) -> Any:
         data = torch.randn(rows, 2 * cols, device=dev, dtype=dt)
@@ -89,49 +83,30 @@ def _gather(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
     return Case(make, call, check, float(moved), float(rows * cols * size), 0.0, extra=extra)
 
 
-def _index_add(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """``out.index_add_(0, idx, src)``: ``rows`` source rows of ``ROW`` added into a table of as many rows."""
-    rows, cols = _rows(n, ROW)
+def _row_add(torch: Any, dev: Any, dt: Any, size: int, n: int, *, expanded: bool) -> Case:
+    """``rows`` source rows of ``ROW`` added into a table of as many rows at random rows: ``out.index_add_(0, idx,
+    src)``, or (``expanded``) ``out.scatter_add_(0, idx.expand(-1, ROW), src)``, one int64 index per row (stride 0
+    along it)."""
+    rows, cols = row_shape(n, ROW)
 
     def make(i: int) -> Any:
         src = torch.randn(rows, cols, device=dev, dtype=dt)
-        return (torch.zeros(rows, cols, device=dev, dtype=dt), torch.randint(0, rows, (rows,), device=dev), src)
+        idx = torch.randint(0, rows, (rows, 1) if expanded else (rows,), device=dev)
+        return (torch.zeros(rows, cols, device=dev, dtype=dt), idx.expand(rows, cols) if expanded else idx, src)
 
     def check(g: Any, out: Any) -> float:  # the first rows against the same sums in float64
         r = min(rows, 64)
-        hit = g[1] < r
-        want = torch.zeros(r, cols, device=out.device, dtype=torch.float64)
-        want.index_add_(0, g[1][hit], g[2][hit].double())
-        return rel_error(torch, out[:r], want) if out.shape == (rows, cols) else 1.0
-
-    moved = 3 * rows * cols * size + rows * 8
-    extra = {"rows": rows, "cols": cols, "elements": rows * cols}
-    call = lambda g: g[0].index_add_(0, g[1], g[2])  # noqa: E731
-    tol = _ATOMIC_TOLERANCE.get(size, 2e-2)
-    return Case(make, call, check, float(moved), float(rows * cols * size), tol, extra=extra)
-
-
-def _scatter_add_rows(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    """``out.scatter_add_(0, idx.expand(-1, ROW), src)``: ``rows`` source rows of ``ROW`` added into a table of as
-    many rows, one int64 index per row (stride 0 along it)."""
-    rows, cols = _rows(n, ROW)
-
-    def make(i: int) -> Any:
-        src = torch.randn(rows, cols, device=dev, dtype=dt)
-        idx = torch.randint(0, rows, (rows, 1), device=dev).expand(rows, cols)
-        return (torch.zeros(rows, cols, device=dev, dtype=dt), idx, src)
-
-    def check(g: Any, out: Any) -> float:  # the first rows against the same sums in float64
-        r = min(rows, 64)
-        first = g[1][:, 0]
+        first = g[1][:, 0] if expanded else g[1]
         hit = first < r
         want = torch.zeros(r, cols, device=out.device, dtype=torch.float64)
         want.index_add_(0, first[hit], g[2][hit].double())
         return rel_error(torch, out[:r], want) if out.shape == (rows, cols) else 1.0
 
+    def call(g: Any) -> Any:
+        return g[0].scatter_add_(0, g[1], g[2]) if expanded else g[0].index_add_(0, g[1], g[2])
+
     moved = 3 * rows * cols * size + rows * 8
     extra = {"rows": rows, "cols": cols, "elements": rows * cols}
-    call = lambda g: g[0].scatter_add_(0, g[1], g[2])  # noqa: E731
     tol = _ATOMIC_TOLERANCE.get(size, 2e-2)
     return Case(make, call, check, float(moved), float(rows * cols * size), tol, extra=extra)
 
@@ -146,7 +121,7 @@ def _scatter_add(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         return (torch.zeros(n, device=dev, dtype=torch.float32), torch.randint(0, n, (n,), device=dev), src)
 
     def check(g: Any, out: Any) -> float:  # the first positions against the same sums in float64
-        k = min(n, _CHECK)
+        k = min(n, CHECK)
         hit = g[1] < k
         want = torch.zeros(k, device=out.device, dtype=torch.float64)
         want.index_add_(0, g[1][hit], g[2][hit].double())
@@ -165,7 +140,7 @@ def _index_put(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         return (torch.zeros(n, device=dev, dtype=dt), idx, torch.randn(n, device=dev, dtype=dt))
 
     def check(g: Any, out: Any) -> float:
-        k = min(n, _CHECK)
+        k = min(n, CHECK)
         return rel_error(torch, out[g[1][:k]], g[2][:k])
 
     moved = 3 * n * size + n * 8

@@ -7,8 +7,7 @@ timed by CUPTI) and the model had no measured figure for:
 - ``tiny``: the streaming ops (``copy``, ``add``, ``sum`` over rows of 1024, ``fill``) below the ``memory`` part's
   smallest size (256 KiB), down to one element: the device time of a launch-bound kernel;
 - ``index_select``, ``gather``, ``index_add``, ``scatter_add``, ``scatter_add_rows``, ``index_put``: gathers and
-  scatters
-  (:mod:`rooflib.bench.index_cases`);
+  scatters (:mod:`rooflib.bench.index_cases`);
 - ``sort``: ``torch.sort`` of one flat fp32 array (CUB's radix sort) and of rows (segmented; a bitonic sort in
   place for short rows);
 - ``transpose``: ``x.t().contiguous()`` of a square matrix (bf16, fp32, complex64), and an elementwise op on a
@@ -36,25 +35,19 @@ from typing import Any
 from rooflib.bench.broadcast_cases import BROADCAST_OPS, broadcast_case
 from rooflib.bench.cast_cases import CAST_OPS, cast_case
 from rooflib.bench.compute_grids import KERNEL_OPS
-from rooflib.bench.compute_ops import Case
-from rooflib.bench.index_cases import ROW, index_case
+from rooflib.bench.compute_ops import CHECK, ROW, Case, row_shape
+from rooflib.bench.index_cases import index_case
 from rooflib.bench.torch_common import rel_error
 
 __all__ = ["kernel_case"]
 
 _DTYPES = {"bf16": ("bfloat16", 2), "fp32": ("float32", 4), "complex64": ("complex64", 8)}
-_CHECK = 1 << 16  # elements compared with the reference
 
 
 def _square(elements: int) -> tuple[int, int]:
     """A matrix of ``elements`` (a power of two) as close to square as whole powers of two allow."""
     rows = 1 << (int(math.log2(max(elements, 1))) // 2)
     return rows, max(1, elements // rows)
-
-
-def _rows(elements: int, cols: int) -> tuple[int, int]:
-    c = min(cols, elements)
-    return max(1, elements // c), c
 
 
 def kernel_case(torch: Any, dev: Any, op: str, tensor_bytes: int, dtype: str) -> Case:
@@ -113,8 +106,8 @@ def _randn(torch: Any, shape: Any, dev: Any, dt: Any) -> Any:
 def _flat_check(torch: Any, ref: Callable[[Any], Any]) -> Callable[[Any, Any], float]:
     def check(g: Any, out: Any) -> float:
         want = ref(tuple(x.double() if x.is_floating_point() else x for x in g))
-        got = out.reshape(-1)[:_CHECK]
-        return rel_error(torch, got, want.reshape(-1)[:_CHECK])
+        got = out.reshape(-1)[:CHECK]
+        return rel_error(torch, got, want.reshape(-1)[:CHECK])
 
     return check
 
@@ -144,13 +137,13 @@ def _fill(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
         return g[0].fill_(1.5)
 
     def check(g: Any, out: Any) -> float:
-        return rel_error(torch, out[:_CHECK], torch.full_like(out[:_CHECK], 1.5))
+        return rel_error(torch, out[:CHECK], torch.full_like(out[:CHECK], 1.5))
 
     return Case(make, call, check, float(n * size), float(n * size), 0.0, extra={"elements": n})
 
 
 def _sum(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    rows, cols = _rows(n, ROW)
+    rows, cols = row_shape(n, ROW)
 
     def make(i: int) -> Any:
         return (_randn(torch, (rows, cols), dev, dt),)
@@ -172,7 +165,7 @@ def _sum(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
 
 def _sort(torch: Any, dev: Any, n: int, *, rows: bool) -> Case:
     """``torch.sort`` of fp32 keys (values and int64 indices out): one flat array, or rows of ``ROW``."""
-    shape = _rows(n, ROW) if rows else (n,)
+    shape = row_shape(n, ROW) if rows else (n,)
 
     def make(i: int) -> Any:
         return (torch.randn(shape, device=dev, dtype=torch.float32),)
@@ -181,7 +174,7 @@ def _sort(torch: Any, dev: Any, n: int, *, rows: bool) -> Case:
         return torch.sort(g[0], dim=-1).values
 
     def check(g: Any, out: Any) -> float:
-        x = g[0].reshape(-1, shape[-1])[: max(1, _CHECK // shape[-1])]
+        x = g[0].reshape(-1, shape[-1])[: max(1, CHECK // shape[-1])]
         want = torch.sort(x.double().cpu(), dim=-1).values
         return rel_error(torch, out.reshape(-1, shape[-1])[: x.shape[0]].double().cpu(), want)
 
@@ -257,7 +250,7 @@ def _strided_copy(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
 
 def _sum_dim0(torch: Any, dev: Any, dt: Any, size: int, n: int, row: int = ROW) -> Case:
     """Column sums: ``x.sum(dim=0)`` of ``[rows, row]`` (``n`` elements)."""
-    rows, cols = _rows(n, row)
+    rows, cols = row_shape(n, row)
 
     def make(i: int) -> Any:
         return (_randn(torch, (rows, cols), dev, dt),)
@@ -278,7 +271,7 @@ def _sum_dim0(torch: Any, dev: Any, dt: Any, size: int, n: int, row: int = ROW) 
 
 
 def _cumsum(torch: Any, dev: Any, dt: Any, size: int, n: int) -> Case:
-    rows, cols = _rows(n, ROW)
+    rows, cols = row_shape(n, ROW)
 
     def make(i: int) -> Any:
         return (torch.randn(rows, cols, device=dev, dtype=torch.float32).to(dt),)
@@ -302,7 +295,7 @@ def _fft(torch: Any, dev: Any, n: int, *, real: bool, dim: int = -1) -> Case:
     """An FFT of ``cols`` points (4096, fewer for small inputs) over ``rows`` signals: ``rfft`` of fp32 (``n``
     elements in), or ``fft`` of complex64; along the last dimension, or (``dim=0``) along the first of a
     ``[cols, rows]`` input (strided signals)."""
-    rows, cols = _rows(n, 4096)
+    rows, cols = row_shape(n, 4096)
     dt = torch.float32 if real else torch.complex64
     size = 4 if real else 8
     out_elems = rows * (cols // 2 + 1) if real else rows * cols
