@@ -9,9 +9,10 @@ one-block Triton kernel (the cost of the Python launcher, charged to every trace
 only where Triton is installed. ``no_grad`` is a call of an empty ``@torch.no_grad()`` function (the trace
 records each grad-mode context entry as ``python.no_grad``). The calls whose output size depends on values wait
 for the device inside (``nonzero``, ``masked_select``, boolean-mask indexing and assignment, ``unique``,
-``bincount``, ``repeat_interleave`` of a repeats tensor): each call is timed whole, its launches and its wait on
-an otherwise idle GPU, which is what ``rooflib trace`` charges such an op (``rooflib.trace.value_sized.value_sized``;
-the names ``aten.index(bool)`` and ``aten.index_put(bool)`` are the boolean-mask forms).
+``bincount``, ``repeat_interleave`` of a repeats tensor, the sparse-dense products): each call is timed whole,
+its launches and its wait on an otherwise idle GPU, which is what ``rooflib trace`` charges such an op
+(``rooflib.trace.value_sized.value_sized``; the names ``aten.index(bool)`` and ``aten.index_put(bool)`` are
+the boolean-mask forms).
 """
 
 from __future__ import annotations
@@ -129,10 +130,22 @@ PKB_CASES: dict[str, tuple[str, ...]] = {
     "unique": ("aten._unique2",),
     "bincount": ("aten.bincount",),
     "repeat_interleave": ("aten.repeat_interleave",),
+    "sparse_mm": ("aten._sparse_addmm",),
+    "sparse_bmm": ("aten.bmm(sparse)",),
 }
 """Each case and the aten op (or ``triton``) one call of it dispatches."""
 
-SYNC_CASES = ("nonzero", "masked_select", "index_bool", "index_put_bool", "unique", "bincount", "repeat_interleave")
+SYNC_CASES = (
+    "nonzero",
+    "masked_select",
+    "index_bool",
+    "index_put_bool",
+    "unique",
+    "bincount",
+    "repeat_interleave",
+    "sparse_mm",
+    "sparse_bmm",
+)
 """The cases that wait for the device inside (their output size depends on values)."""
 
 
@@ -167,6 +180,30 @@ def _no_grad_call(torch: Any) -> Callable[[], Any]:
 
     decorated: Callable[[], Any] = torch.no_grad()(empty)
     return decorated
+
+
+def _sparse_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
+    """The sparse-dense products of PKB's graph and spherical-convolution references, fp32: ``sparse_mm``, a COO
+    of 256 x 1024 with one entry per column as a program builds it (not coalesced: every product coalesces it
+    again) times a dense 1024 x 64; ``sparse_bmm``, ``bmm`` of a coalesced 3 x 128 x 2048 COO with four entries
+    per row times a dense 3 x 2048 x 64 (one cuSPARSE product per matrix)."""
+    g = torch.Generator(device="cpu").manual_seed(0)
+    rows = torch.randint(0, 256, (1024,), generator=g)
+    coo = torch.sparse_coo_tensor(
+        torch.stack([rows, torch.arange(1024)]), torch.ones(1024), (256, 1024), check_invariants=False
+    ).to(dev)
+    dense = torch.randn(1024, 64, generator=g).to(dev)
+    nnz = 3 * 128 * 4
+    at = torch.stack(
+        [torch.arange(nnz) // 512, torch.arange(nnz) // 4 % 128, torch.randint(0, 2048, (nnz,), generator=g)]
+    )
+    batched = (
+        torch.sparse_coo_tensor(at, torch.randn(nnz, generator=g), (3, 128, 2048), check_invariants=False)
+        .coalesce()
+        .to(dev)
+    )
+    right = torch.randn(3, 2048, 64, generator=g).to(dev)
+    return {"sparse_mm": lambda: torch.sparse.mm(coo, dense), "sparse_bmm": lambda: torch.bmm(batched, right)}
 
 
 def pkb_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
@@ -225,6 +262,7 @@ def pkb_cases(torch: Any, dev: Any) -> dict[str, Callable[[], Any]]:
         unique=lambda: torch.unique(idx),
         bincount=lambda: torch.bincount(idx),
         repeat_interleave=lambda: torch.repeat_interleave(reps),
+        **_sparse_cases(torch, dev),
     )
     if dev.type == "cuda":
         tri = _triton_case(torch, dev)

@@ -45,6 +45,7 @@ final synchronisation over its calls:
   the profiler (CUPTI); ``HostSpec.kernel_gap`` is the graph slope less it. Then ``op`` ``add`` and ``mm`` again
   with ``after_profiler: true``: CUPTI stays attached after a profiler session (pytorch/pytorch#144455) and
   slows every later launch, which is why no timed measurement may follow a profiler session.
+- ``ops`` (``--part ops --cases a,b``): only the named op cases, each alone, between probes (no ``mix``);
 - ``nccl`` (``--part nccl``, under torchrun, any world size): ``all_reduce`` of 4 B and of 1 MiB back to back
   (``HostSpec.nccl``); rank 0 writes the slowest rank's figures. NVLink multicast stays off.
 - ``c10d`` (``--part c10d``, one process, one GPU): every ``torch.distributed`` call kind the ParallelKernelBench
@@ -83,7 +84,8 @@ GRAPH_NODES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("local", "nccl", "c10d", "queued"), default="local")
+    p.add_argument("--part", choices=("local", "nccl", "c10d", "queued", "ops"), default="local")
+    p.add_argument("--cases", default="", help="ops: the op cases to time alone (comma-separated names)")
     p.add_argument("--worlds", default="2,8", help="c10d: fake process-group sizes")
     p.add_argument("--calls", type=int, default=2000, help="back-to-back calls per round")
     p.add_argument("--rounds", type=int, default=7)
@@ -201,6 +203,22 @@ def _ops(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clo
         sink.write(rec)
         alone[name], fns[name] = float(rec["host_s"]), fn
     sink.write(_mix(torch, dev, {k: f for k, f in fns.items() if k not in MIX_EXCLUDED}, alone, args))
+
+
+def _only_ops(torch: Any, dev: Any, sink: Sink, args: argparse.Namespace, clocks: Clocks | None) -> None:
+    """``--part ops``: only the op cases ``--cases`` names, each after a probe, between a start and an end probe
+    (no ``mix`` round: a few cases are not a program's mix)."""
+    names = [c for c in args.cases.split(",") if c]
+    fns = {**op_cases(torch, dev), **pkb_cases(torch, dev)}
+    sink.write(meta_record(torch, dev, "host", part="ops"))
+    try:
+        _probe(torch, dev, sink, "start")
+        for name in names:
+            _probe(torch, dev, sink, f"op {name}")
+            sink.write(_op_record(torch, dev, name, fns[name], args, clocks))
+        _probe(torch, dev, sink, "end")
+    finally:
+        finish(sink, clocks, {"record": "meta", "family": "host", "part": "ops", "phase": "end"})
 
 
 def _mix(
@@ -331,12 +349,21 @@ def main(argv: list[str] | None = None) -> None:
 
         (nccl_part if args.part == "nccl" else c10d_part)(torch, args)
         return
+    unknown = [c for c in args.cases.split(",") if c and c not in OP_CASES and c not in PKB_CASES]
+    if args.part == "ops" and (unknown or not args.cases):
+        sys.stderr.write(
+            f"error: --cases: {','.join(unknown) or 'none given'}: not an op case of rooflib.bench.host_ops\n"
+        )
+        raise SystemExit(2)
     dev = torch.device("cuda", 0) if args.device == "cuda" else torch.device("cpu")
     if args.part == "queued" and dev.type != "cuda":
         sys.stderr.write("error: --part queued needs a CUDA device (--device cuda)\n")
         raise SystemExit(2)
     sink = Sink(args.out)
     clocks = Clocks(0) if dev.type == "cuda" else None
+    if args.part == "ops":
+        _only_ops(torch, dev, sink, args, clocks)
+        return
     if args.part == "queued":
         sink.write(meta_record(torch, dev, "host", part="queued"))
         try:

@@ -76,9 +76,9 @@ class Recorder:
 
     # --- values ------------------------------------------------------------------------------------------------
     def meta(self, t: Any) -> TensorMeta:
-        try:
-            stride = tuple(int(s) for s in t.stride())
-        except (RuntimeError, NotImplementedError):  # sparse and other unstrided layouts
+        try:  # a fake sparse tensor reports zero strides: no strides, as a real one
+            stride = () if t.is_sparse else tuple(int(s) for s in t.stride())
+        except (RuntimeError, NotImplementedError):  # other unstrided layouts
             stride = ()
         device: Device = "gpu" if t.device.type in self._gpu_types else "host"
         itemsize = float(t.element_size())

@@ -20,7 +20,8 @@ searchsorted, bucketize index      every value looked up and every index written
                                    small and stays in cache)
 bincount, histc        index       every input element added into its bin (``scatter_add``), after a fill
 _sparse_addmm,         index       the dense operand's rows gathered once per product, the output written
-_sparse_mm, sspaddmm
+_sparse_mm, sspaddmm,              (the host's wait: :func:`rooflib.trace.value_sized.value_sized`)
+bmm of a sparse COO
 =====================  ==========  ============================================================================
 
 Scans (``cumsum``, ``cumprod``, ``logcumsumexp``, ``cummax``, ``cummin``) read the input and write the output
@@ -34,6 +35,7 @@ import math
 from rooflib.compute.conv import conv_steps
 from rooflib.trace.pieces import Context, Piece, model_dtype, round_half_up
 from rooflib.trace.records import Call, TensorMeta
+from rooflib.trace.value_sized import sparse_operand
 
 __all__ = ["SPECIAL_RULES", "conv_dims", "fft_flops"]
 
@@ -177,6 +179,12 @@ def _sparse_mm(call: Call, ctx: Context) -> list[Piece]:
     dense = [t for t in call.inputs if t.stride]  # a sparse tensor has no strides
     moved = sum(t.nbytes for t in dense) + sum(t.nbytes for t in call.outputs)
     return [Piece("index", {"bytes": moved}, call.name)] if moved else []
+
+
+def sparse_bmm(call: Call, ctx: Context) -> list[Piece] | None:
+    """A batched product with a sparse COO operand (cuSPARSE, not a dense GEMM): as the 2-D sparse products; None
+    when no operand is sparse."""
+    return _sparse_mm(call, ctx) if sparse_operand(call) else None
 
 
 SPECIAL_RULES = {

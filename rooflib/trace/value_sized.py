@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rooflib.trace.records import Call, TensorMeta
 
-__all__ = ["value_sized"]
+__all__ = ["sparse_operand", "value_sized"]
 
 _VALUE_SIZED = {
     "aten.nonzero": 2,
@@ -22,14 +22,31 @@ synchronises), with the kernels such a call launches besides its main one (the d
 block has no measured figure for it)."""
 
 
+_SPARSE_PRODUCTS = {
+    "aten._sparse_addmm": "aten._sparse_addmm",
+    "aten._sparse_mm": "aten._sparse_addmm",
+    "aten.bmm": "aten.bmm(sparse)",
+}
+"""Products of a sparse COO matrix and a dense one that wait for the device on CUDA, by the host op charged: a
+2-D product coalesces the COO first (its unique indices counted on the host; a COO a program builds is not
+coalesced), a batched one copies each matrix's end offset to the host and runs one cuSPARSE product per matrix."""
+
+
+def sparse_operand(call: Call) -> bool:
+    """Whether an input of ``call`` is a sparse tensor (no strides, at least one dimension)."""
+    return any(t.shape and not t.stride for t in call.inputs)
+
+
 def value_sized(call: Call) -> tuple[str, int] | None:
     """``(host op, extra launches)`` when ``call`` makes the host wait for the device to size its output: the ops
     of :data:`_VALUE_SIZED`, indexing with a boolean mask (``x[mask]``, ``x[mask] = v``: a ``nonzero`` inside,
-    named ``aten.index(bool)`` / ``aten.index_put(bool)``) and ``repeat_interleave`` of a repeats tensor with no
-    ``output_size`` (a sum inside); None otherwise."""
+    named ``aten.index(bool)`` / ``aten.index_put(bool)``), ``repeat_interleave`` of a repeats tensor with no
+    ``output_size`` (a sum inside) and the sparse-dense products of :data:`_SPARSE_PRODUCTS`; None otherwise."""
     base = call.name.rstrip("_")
     if base in _VALUE_SIZED:
         return base, _VALUE_SIZED[base]
+    if base in _SPARSE_PRODUCTS and sparse_operand(call):
+        return _SPARSE_PRODUCTS[base], 4
     if base in ("aten.index", "aten.index_put", "aten._index_put_impl"):
         indices = call.arg("indices") or ()
         if any(isinstance(i, TensorMeta) and i.dtype in ("bool", "uint8") for i in indices):

@@ -170,3 +170,45 @@ def test_the_queued_part_needs_a_gpu(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "rooflib.bench.host_worker", "--part", "queued", "--device", "cpu"]
     got = subprocess.run([*cmd, "--out", str(tmp_path / "q.jsonl")], capture_output=True, text=True, check=False)
     assert got.returncode == 2 and "needs a CUDA device" in got.stderr and not (tmp_path / "q.jsonl").exists()
+
+
+def test_the_ops_part_times_only_the_named_cases(tmp_path: Path) -> None:
+    from rooflib.bench.host_worker import main
+    from rooflib.calibrate.host import fit_host
+
+    out = tmp_path / "h.jsonl"
+    main(
+        [
+            "--part",
+            "ops",
+            "--cases",
+            "add,sparse_bmm",
+            "--device",
+            "cpu",
+            "--calls",
+            "20",
+            "--rounds",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    ops = [r for r in recs if r.get("name") == "op"]
+    assert [r["op"] for r in ops] == ["add", "sparse_bmm"] and all(r["verified"] and r["host_s"] > 0 for r in ops)
+    assert not any(r.get("name") == "mix" for r in recs)
+    fit = fit_host(recs)
+    assert "kernel" in fit and set(fit["ops"]) <= {"aten.bmm(sparse)"}  # its own figure when it differs
+    cmd = [
+        sys.executable,
+        "-m",
+        "rooflib.bench.host_worker",
+        "--part",
+        "ops",
+        "--cases",
+        "add,sparse",
+        "--device",
+        "cpu",
+    ]
+    got = subprocess.run([*cmd, "--out", str(tmp_path / "x.jsonl")], capture_output=True, text=True, check=False)
+    assert got.returncode == 2 and "sparse" in got.stderr and not (tmp_path / "x.jsonl").exists()

@@ -24,3 +24,17 @@ def test_held_host_times_need_the_gpu() -> None:
     from rooflib.bench.torch_timing import held_host_times
 
     assert held_host_times(torch, torch.device("cpu"), lambda i: i, 3, 1e-5) == {}
+
+
+def test_the_sparse_cases_compute_the_dense_products() -> None:
+    cases = pkb_cases(torch, torch.device("cpu"))
+    for name in ("sparse_mm", "sparse_bmm"):
+        closure = cases[name].__closure__ or ()
+        operands = [c.cell_contents for c in closure if isinstance(c.cell_contents, torch.Tensor)]
+        sparse = next(t for t in operands if t.is_sparse)
+        dense = next(t for t in operands if not t.is_sparse)
+        want = sparse.to_dense() @ dense
+        assert torch.allclose(cases[name](), want, rtol=1e-5, atol=1e-5), name
+    assert not next(
+        c.cell_contents for c in cases["sparse_mm"].__closure__ or () if getattr(c.cell_contents, "is_sparse", False)
+    ).is_coalesced()  # built as a program builds it: every product coalesces it again

@@ -7,6 +7,7 @@ import pytest
 
 from rooflib.program import host_costs, simulate
 from rooflib.trace import lower
+from rooflib.trace.records import TensorMeta
 from rooflib.trace.value_sized import value_sized
 
 from .conftest import call, tensor, trace_of
@@ -58,3 +59,24 @@ def test_the_sync_costs_the_measured_figure_or_a_default(measured: bool) -> None
     assert hc.wait(plain.build().ops[0]) == pytest.approx(hc.sync)  # .item(): the plain sync
     t = simulate(ops, [op_cost(h200, op, (0,)) for op in ops], hc)
     assert t.host_s == pytest.approx(want + hc.issue(ops[1]) + hc.iteration)
+
+
+def _sparse(*shape: int) -> TensorMeta:
+    return TensorMeta(tuple(shape), "float32", 4.0, (), "gpu")  # a sparse COO tensor has no strides
+
+
+def test_sparse_dense_products_wait_and_bmm_of_a_sparse_operand_is_no_dense_gemm() -> None:
+    coo, dense = _sparse(3, 128, 2048), tensor(3, 2048, 64, dtype="float32")
+    bmm = call("aten.bmm", (tensor(3, 128, 64, dtype="float32"),), self=coo, mat2=dense)
+    assert value_sized(bmm) == ("aten.bmm(sparse)", 4)
+    ops = lower(trace_of(bmm)).ops
+    assert [(o.kind, o.host) for o in ops] == [("sync", "sync"), ("index", "none")]
+    assert ops[1].params["bytes"] == dense.nbytes + 3 * 128 * 64 * 4  # the dense operand and the output, no GEMM
+    plain = call("aten.bmm", (tensor(3, 128, 64),), self=tensor(3, 128, 2048), mat2=tensor(3, 2048, 64))
+    assert value_sized(plain) is None and [o.kind for o in lower(trace_of(plain)).ops] == ["gemm"]
+    mm = call(
+        "aten._sparse_addmm", (tensor(256, 64),), self=tensor(256, 64), mat1=_sparse(256, 1024), mat2=tensor(1024, 64)
+    )
+    assert value_sized(mm) == ("aten._sparse_addmm", 4)
+    scalar = call("aten.mul", (tensor(256),), self=tensor(256), other=tensor())  # a 0-d tensor is not sparse
+    assert value_sized(scalar) is None
