@@ -98,9 +98,10 @@ def kernels_section(suite: Any, runs: Path) -> list[str]:
         "time of each op of the same part (`rooflib.validate.pkb_kernels` aligns the two; the gaps between",
         "kernels are not in either side). Nothing is fitted on these points: the op classes' curves come from",
         "the compute family's `kernels` grid (docs/validation/h200/report-x1-compute).",
-        "`index:scatter_add_rows` (the MoE combine's row scatter, ATen's elementwise kernel) has no curve of its",
-        "own yet: `index_add`'s stands in (`rooflib.compute.kernels.STAND_IN`); `benchmarks/device/gaps_h200.sh`",
-        "measures it.",
+        "`index:scatter_add_rows` (the MoE combine's row scatter, ATen's elementwise kernel) was measured on a",
+        "lent H100 only (docs/validation/h100/runs/x1-gaps, `benchmarks/device/gaps_h200.sh` asked for an H200),",
+        "its curve carried to the H200's HBM rate (`python tools/port_curves.py`); with `index_add`'s in its",
+        "place (`rooflib.compute.kernels.STAND_IN`, before) the class was 2.09x too slow (median, 30 ops).",
         "",
         "- a part's kernels summed, predicted against measured, per size:",
     ]

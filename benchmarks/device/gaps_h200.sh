@@ -3,7 +3,7 @@
 # int8 casts (fp32 to int8, int8 to fp32: rooflib/bench/cast_cases.py; held out, they test the cast_up curve on
 # other dtypes) and the row scatter with an expanded index (scatter_add_rows: the MoE combine's kernel,
 # rooflib/bench/index_cases.py), then the memory part's `short_rows` grid (rmsnorm, layernorm, softmax, sum over
-# rows of 16-512, 1 MiB-1 GiB); between them the host family's sparse-dense products (`host_worker --part ops`).
+# rows of 16-512, 16 KiB-1 GiB); between them the host family's sparse-dense products (`host_worker --part ops`).
 # Writes $OUT/kernels/raw/compute.jsonl (runs/x1-kernels-7), $OUT/host-sparse/raw/host.jsonl (runs/x1-host-sparse)
 # and $OUT/short-rows/raw/compute.jsonl (runs/x1-short-rows), each with its stderr log. From the repository root
 # there (the pydantic wheels carried as .wheels):

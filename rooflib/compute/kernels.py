@@ -130,9 +130,10 @@ def sort_bytes(elements: float, key_bytes: float) -> float:
 
 
 STAND_IN = {"scatter_add_rows": "index_add"}
-"""A class a device has no curve for, timed by another's: a row scatter with an expanded index ran as the
-``index_add`` class until the ``kernels`` grid measured it (CUPTI: 514 us against index_add's 1141 us for the
-same rows, ParallelKernelBench problem 29 at 8192x8192, docs/validation/pkb/runs/x1-kernels-2)."""
+"""A class a device has no curve for, timed by another's: a row scatter with an expanded index runs as the
+``index_add`` class on a device file without its curve (CUPTI: 514 us against index_add's 1141 us for the same
+rows, ParallelKernelBench problem 29 at 8192x8192, docs/validation/pkb/runs/x1-kernels-2). The H200's file
+carries one measured on an H100 (docs/validation/h100/runs/x1-gaps, ``tools/port_curves.py``)."""
 
 
 def kernel_time(device: DeviceSpec, kind: str, moved: float) -> float | None:

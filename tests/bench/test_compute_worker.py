@@ -198,7 +198,7 @@ def test_kernels_grid_is_what_the_committed_run_measured() -> None:
         assert keys == [k for k in grid if k in set(keys)], run  # each run in the grid's order, nothing outside it
         assert all(r["verified"] and r["grid"] == "kernels" for r in recs), run
         seen |= set(keys)
-    pending = {"cast_to_i8", "cast_from_i8", "scatter_add_rows"}  # not measured yet: benchmarks/device/gaps_h200.sh
+    pending = {"cast_to_i8", "cast_from_i8", "scatter_add_rows"}  # on an H100 only: docs/validation/h100/runs/x1-gaps
     assert seen == {k for k in grid if k[0] not in pending}
     recs4 = read_jsonl(RUNS / "x1-kernels-4" / "raw" / "compute.jsonl").records
     assert min(r["graph_calls"] for r in recs4 if r.get("record") == "point" and r["mode"] == "hot") >= 256

@@ -69,3 +69,29 @@ def test_a_wrong_pkb_root_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert _tool().main(["--pkb", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: --pkb {bad}") and err.count("\n") == 1
+
+
+def test_the_h200_curves_carried_from_the_h100_are_what_the_tool_makes() -> None:
+    """tools/port_curves.py on runs/x1-gaps (short rows, the row scatter; measured on an H100 only) gives the
+    curves the H200's file holds with that provenance, and none the H200 measured itself: the row scatter only
+    (the short-row curves start at 1 MiB, and a launch-bound call below that is not theirs to say)."""
+    spec = importlib.util.spec_from_file_location("rooflib_port_curves", ROOT / "tools" / "port_curves.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    from rooflib.specs import default_catalog
+
+    cat = default_catalog()
+    h200 = cat.device("h200-sxm")
+    hbm = h200.compute.memory_ops.hbm  # type: ignore[union-attr]
+    carried = {k for k, c in hbm.items() if "measured on h100-sxm5" in c.source}
+    assert carried == {"scatter_add_rows"}
+    models = h200.compute
+    assert models is not None and models.memory_ops is not None
+    ops = models.memory_ops.model_copy(update={"hbm": {k: c for k, c in hbm.items() if k not in carried}})
+    bare = h200.model_copy(update={"compute": models.model_copy(update={"memory_ops": ops})})
+    again = tool.ported_curves([RUNS / "x1-gaps"], cat.device("h100-sxm5"), bare)
+    assert carried < set(again) and {"sum@16", "layernorm@512"} < set(again)
+    for key in carried:
+        flat = [x for p in again[key]["points"] for x in p]
+        assert [x for p in hbm[key].points for x in p] == pytest.approx(flat, rel=1e-3), key
