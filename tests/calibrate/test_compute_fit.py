@@ -86,7 +86,9 @@ def test_device_file_holds_the_fit(fitted: Any) -> None:
     block = device_block(fitted)
     data = yaml.safe_load(DEVICE_FILE.read_text())
     data["compute"]["memory_ops"]["hbm"].pop("topk")  # the small-op grid's fit: tests/calibrate/test_small_ops.py
-    data["compute"]["memory_ops"]["hbm"].pop("scatter_add_rows")  # an H100's: tests/validation/test_h100_runs.py
+    hbm = data["compute"]["memory_ops"]["hbm"]
+    for key in [k for k, c in hbm.items() if "measured on h100-sxm5" in c["source"]]:
+        hbm.pop(key)  # measured on H100s, carried: tests/validation/test_h100_runs.py
     data["compute"].pop("programs")  # fitted on the PKB lease runs: tests/validation/test_triton_report.py
     # the tensor-core GEMM block and its dtype shares are fitted on NVIDIA's H200 table since session 26
     # (tools/fit_gemm_defaults.py, as the A100's and H100's), its sustained share on the H200 ramps
@@ -135,7 +137,11 @@ def test_held_out_errors(fitted: Any) -> None:
     catalog = predict_rows(device, fitted.rows)
     rows = fitted.rows
     tensor = (((rows["op"] == "gemm") & rows["dtype"].isin(["bf16", "fp8"])) | (rows["op"] == "conv")).to_numpy()
-    assert tensor.sum() > 400 and np.allclose(catalog[~tensor], pred[~tensor], rtol=0.05)
+    carried = {k for k, c in device.compute.memory_ops.hbm.items() if "measured on h100-sxm5" in c.source}  # type: ignore[union-attr]
+    keys = [f"{op}@{int(c)}" if c == c else op for op, c in zip(rows["op"], rows["cols"], strict=True)]
+    ported = np.array([k in carried for k in keys])  # row lengths the fit half left out, an H100's curves now
+    same = ~tensor & ~ported
+    assert tensor.sum() > 400 and ported.sum() < 10 and np.allclose(catalog[same], pred[same], rtol=0.05)
     err = np.abs(catalog[tensor] / rows["time_s"][tensor] - 1)
     assert float(np.median(err)) < 0.15
 
