@@ -123,10 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         print(lines[-1], flush=True)
     assert best is not None
     lines += ["", f"Lowest mean of the medians: {best[1]} ({100 * best[0]:.1f} %).", ""]
-    text = "\n".join(lines)
-    print(text)
-    if a.out is not None:
-        a.out.write_text(text)
+    if a.out is not None:  # the table as printed
+        a.out.write_text("\n".join(lines))
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 
