@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rooflib.trace.records import Call, TensorMeta
 
-__all__ = ["sparse_operand", "value_sized"]
+__all__ = ["WAITING_HOST_OPS", "sparse_operand", "value_sized"]
 
 _VALUE_SIZED = {
     "aten.nonzero": 2,
@@ -30,6 +30,12 @@ _SPARSE_PRODUCTS = {
 """Products of a sparse COO matrix and a dense one that wait for the device on CUDA, by the host op charged: a
 2-D product coalesces the COO first (its unique indices counted on the host; a COO a program builds is not
 coalesced), a batched one copies each matrix's end offset to the host and runs one cuSPARSE product per matrix."""
+
+
+WAITING_HOST_OPS = frozenset(
+    {*_VALUE_SIZED, "aten.index(bool)", "aten.index_put(bool)", "aten.repeat_interleave", *_SPARSE_PRODUCTS.values()}
+)
+"""Every host op :func:`value_sized` charges a wait to (the keys of their measured host figures)."""
 
 
 def sparse_operand(call: Call) -> bool:

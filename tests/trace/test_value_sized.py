@@ -80,3 +80,20 @@ def test_sparse_dense_products_wait_and_bmm_of_a_sparse_operand_is_no_dense_gemm
     assert value_sized(mm) == ("aten._sparse_addmm", 4)
     scalar = call("aten.mul", (tensor(256),), self=tensor(256), other=tensor())  # a 0-d tensor is not sparse
     assert value_sized(scalar) is None
+
+
+def test_every_waiting_call_the_host_family_times_is_a_waiting_host_op() -> None:
+    """The host family's cases that wait (``SYNC_CASES``) are the ops ``value_sized`` charges a wait to, under
+    the same names: what the lease model keeps out of the mix factor (tools/pkb_report.py)."""
+    from rooflib.bench.host_ops import PKB_CASES, SYNC_CASES
+    from rooflib.trace.value_sized import WAITING_HOST_OPS
+
+    timed = {PKB_CASES[c][0] for c in SYNC_CASES}
+    assert timed <= WAITING_HOST_OPS
+    x, mask = tensor(256), tensor(256, dtype="bool")
+    named = {
+        value_sized(call("aten.nonzero", (tensor(10, 1, dtype="int64"),), self=x))[0],  # type: ignore[index]
+        value_sized(call("aten.index", (tensor(100),), self=x, indices=(mask,)))[0],  # type: ignore[index]
+        value_sized(call("aten.bmm", (tensor(3, 8, 4),), self=_sparse(3, 8, 16), mat2=tensor(3, 16, 4)))[0],  # type: ignore[index]
+    }
+    assert named <= WAITING_HOST_OPS and "aten.add" not in WAITING_HOST_OPS
