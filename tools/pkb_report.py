@@ -173,7 +173,6 @@ def _in_program(
     from rooflib.calibrate.host import scaled_host
     from rooflib.program import predict_program
     from rooflib.trace.pkb_table import local_part
-    from rooflib.trace.value_sized import WAITING_HOST_OPS
 
     ratios = {run: v["mix"] for run, v in leases.items() if v["mix"]}
     b = _mix_exponent(suite_rows, ratios) if b is None else b
@@ -197,11 +196,10 @@ def _in_program(
                 continue
             power = b_out if tag == "lolo" else b
             note = f"mix ratio {lease['mix']:.2f} ** {power:.2f}" + (", drift" if tag != "mix" else "")
-            host = scaled_host(lease["system"].device.host, factor, note)
             # the mix record leaves the calls that wait out (rooflib.bench.host_worker.MIX_EXCLUDED): what the mix
             # costs is not theirs to pay; they keep the lease's figures at the probes' drift only
-            kept = scaled_host(lease["system"].device.host, drift if tag != "mix" else 1.0, "the probes' drift").ops
-            host = host.model_copy(update={"ops": {**host.ops, **{k: kept[k] for k in WAITING_HOST_OPS if k in kept}}})
+            waits = drift if tag != "mix" else 1.0
+            host = scaled_host(lease["system"].device.host, factor, note, waits=waits)
             system = dataclasses.replace(
                 lease["system"], device=lease["system"].device.model_copy(update={"host": host})
             )

@@ -256,20 +256,24 @@ def mix_ratio(records: Iterable[Mapping[str, Any]]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def scaled_host(host: Any, factor: float, source: str) -> Any:
+def scaled_host(host: Any, factor: float, source: str, *, waits: float | None = None) -> Any:
     """``host`` (a ``HostSpec``) with every host-side figure and op (:data:`HOST_SIDE`) times ``factor``: the same
     host at another speed, as two probes' ratio measures it (``factor`` = the probe taken before a problem over
-    :func:`probe_reference`)."""
+    :func:`probe_reference`). ``waits``: the factor of the ops that wait for the device instead
+    (:data:`rooflib.trace.value_sized.WAITING_HOST_OPS`; ``factor`` when None)."""
     from rooflib.specs.figures import Duration
+    from rooflib.trace.value_sized import WAITING_HOST_OPS
 
-    if not factor > 0 or factor != factor or factor == float("inf"):
-        raise ValueError(f"a host speed factor must be a positive number, got {factor!r}")
+    for f in (factor, factor if waits is None else waits):
+        if not f > 0 or f != f or f == float("inf"):
+            raise ValueError(f"a host speed factor must be a positive number, got {f!r}")
 
-    def times(d: Any) -> Any:
-        return None if d is None else Duration(value=d.value * factor, source=f"{d.source}; x {factor:.3g} ({source})")
+    def times(d: Any, by: float = factor) -> Any:
+        return None if d is None else Duration(value=d.value * by, source=f"{d.source}; x {by:.3g} ({source})")
 
     fields = {k: times(getattr(host, k)) for k in HOST_SIDE if k in type(host).model_fields}
-    return host.model_copy(update={**fields, "ops": {k: times(v) for k, v in host.ops.items()}})
+    by = {k: factor if waits is None or k not in WAITING_HOST_OPS else waits for k in host.ops}
+    return host.model_copy(update={**fields, "ops": {k: times(v, by[k]) for k, v in host.ops.items()}})
 
 
 def _predict(fit: Mapping[str, Any], aten: Iterable[str]) -> float:

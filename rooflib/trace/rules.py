@@ -61,7 +61,7 @@ from rooflib.trace.indexing import index_rule as _index
 from rooflib.trace.matmul import ATTENTION_OPS, GEMM_OPERANDS, attention, gemm
 from rooflib.trace.pieces import SIZES, Context, Piece, model_dtype, nbytes, round_half_up
 from rooflib.trace.records import Call, TensorMeta
-from rooflib.trace.special import SPECIAL_RULES, sparse_bmm
+from rooflib.trace.special import SPECIAL_RULES
 from rooflib.trace.value_sized import value_sized
 
 __all__ = ["RULES", "Rule", "broadcast_operands", "lower_compute", "value_sized"]
@@ -355,8 +355,6 @@ def lower_compute(call: Call, ctx: Context) -> list[Piece]:
 
 
 def _lower(call: Call, ctx: Context) -> list[Piece]:
-    if call.name == "aten.bmm" and (sparse := sparse_bmm(call, ctx)) is not None:
-        return sparse
     rule = RULES.get(call.name) or RULES.get(call.name.rstrip("_"))
     if rule is not None:
         return rule(call, ctx)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 from rooflib.compute.conv import conv_steps
+from rooflib.trace.matmul import gemm
 from rooflib.trace.pieces import Context, Piece, model_dtype, round_half_up
 from rooflib.trace.records import Call, TensorMeta
 from rooflib.trace.value_sized import sparse_operand
@@ -181,10 +182,9 @@ def _sparse_mm(call: Call, ctx: Context) -> list[Piece]:
     return [Piece("index", {"bytes": moved}, call.name)] if moved else []
 
 
-def sparse_bmm(call: Call, ctx: Context) -> list[Piece] | None:
-    """A batched product with a sparse COO operand (cuSPARSE, not a dense GEMM): as the 2-D sparse products; None
-    when no operand is sparse."""
-    return _sparse_mm(call, ctx) if sparse_operand(call) else None
+def _bmm(call: Call, ctx: Context) -> list[Piece]:
+    """``bmm``: a GEMM, or with a sparse COO operand (cuSPARSE, not a dense GEMM) as the 2-D sparse products."""
+    return _sparse_mm(call, ctx) if sparse_operand(call) else gemm(call, ctx)
 
 
 SPECIAL_RULES = {
@@ -194,5 +194,6 @@ SPECIAL_RULES = {
     **dict.fromkeys(("aten.searchsorted", "aten.bucketize"), _lookup),
     **dict.fromkeys(("aten.bincount", "aten.histc"), _histogram),
     **dict.fromkeys(("aten._sparse_addmm", "aten._sparse_mm", "aten.sspaddmm"), _sparse_mm),
+    "aten.bmm": _bmm,
 }
 """Rules by aten name, merged into :data:`rooflib.trace.rules.RULES`."""
